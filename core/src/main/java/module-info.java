@@ -1,0 +1,15 @@
+/**
+ * Model-Optimizer core: model formats, tokenizers, the Llama-family engine on the CPU, kernels,
+ * sampling, evaluation and the {@code ModelOptimizer} facade with its service interfaces.
+ */
+module io.modelopt.core {
+    requires transitive org.slf4j;
+    requires jdk.incubator.vector;
+
+    exports io.modelopt.core;
+    exports io.modelopt.core.json;
+    exports io.modelopt.core.tensor;
+    exports io.modelopt.core.model;
+    exports io.modelopt.core.tokenizer;
+    exports io.modelopt.core.kernel;
+}

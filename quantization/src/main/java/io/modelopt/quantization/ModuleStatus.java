@@ -1,0 +1,9 @@
+package io.modelopt.quantization;
+
+/** Says what this module provides so far; the module fills in with its issue (see README "Road ahead"). */
+public final class ModuleStatus {
+    private ModuleStatus() {}
+
+    /** True once the module's issue has landed. */
+    public static final boolean IMPLEMENTED = false;
+}

@@ -1,0 +1,5 @@
+/** Quantizers (RTN, AWQ, GPTQ), calibration, layer policy, exporters (the quantization issue fills it). */
+module io.modelopt.quantization {
+    requires transitive io.modelopt.core;
+    exports io.modelopt.quantization;
+}
