@@ -58,6 +58,10 @@ public final class Main {
         } catch (java.nio.file.NoSuchFileException e) {
             err.println("modelopt " + cmd.name() + ": no such file: " + e.getMessage());
             return 2;
+        } catch (java.io.UncheckedIOException e) {
+            err.println("modelopt " + cmd.name() + ": " + e.getMessage()
+                    + (e.getCause() instanceof java.nio.file.NoSuchFileException ? " (no such file)" : ""));
+            return 2;
         } catch (IllegalArgumentException | IllegalStateException | UnsupportedOperationException e) {
             err.println("modelopt " + cmd.name() + ": " + e.getMessage());
             return 2;
