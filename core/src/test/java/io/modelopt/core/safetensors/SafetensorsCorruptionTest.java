@@ -67,8 +67,7 @@ class SafetensorsCorruptionTest {
             check(file, b, what.toString());
         }
         assertEquals(400, loaded + rejected);
-        System.out.println("header flips: " + loaded + " loaded, " + rejected + " rejected");
-        assertTrue(rejected > 200, "most header flips must be caught, got " + rejected);
+        assertTrue(rejected > 300, "most header flips must be caught, got " + rejected); // seed 42: 344 of 400
     }
 
     @Test void randomDataFlipsStillLoad() throws IOException {
