@@ -9,6 +9,9 @@ module io.modelopt.core {
     exports io.modelopt.core;
     exports io.modelopt.core.json;
     exports io.modelopt.core.tensor;
+    exports io.modelopt.core.gguf;
+    exports io.modelopt.core.safetensors;
+    exports io.modelopt.core.hf;
     exports io.modelopt.core.model;
     exports io.modelopt.core.tokenizer;
     exports io.modelopt.core.kernel;
