@@ -117,7 +117,8 @@ abstract sealed class GgufTokenizer implements Tokenizer permits GgufSpmTokenize
             if (skipSpecial && isSpecial(id)) continue;
             int before = out.size();
             appendPiece(id, !skipSpecial, out);
-            if (first && addSpacePrefix && out.size() > before) {
+            if (out.size() == before) continue;
+            if (first && addSpacePrefix) {
                 // the space the encoder prefixed to the text (sentencepiece's dummy prefix)
                 byte[] all = out.toByteArray();
                 if (all[before] == ' ') {
@@ -126,7 +127,7 @@ abstract sealed class GgufTokenizer implements Tokenizer permits GgufSpmTokenize
                     out.write(all, before + 1, all.length - before - 1);
                 }
             }
-            if (out.size() > before) first = false;
+            first = false;
         }
         byte[] bytes = out.toByteArray();
         if (cleanSpaces()) bytes = CleanSpaces.apply(bytes);
