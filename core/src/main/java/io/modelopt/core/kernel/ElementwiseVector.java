@@ -19,19 +19,6 @@ final class ElementwiseVector {
     static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
     private static final int LANES = SPECIES.length();
 
-    /** Σ x[off+i]², accumulated in float lanes. */
-    static float sumOfSquares(float[] x, int off, int n) {
-        FloatVector acc = FloatVector.zero(SPECIES);
-        int i = 0;
-        for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
-            FloatVector v = FloatVector.fromArray(SPECIES, x, off + i);
-            acc = v.fma(v, acc);
-        }
-        float s = acc.reduceLanes(VectorOperators.ADD);
-        for (; i < n; i++) s += x[off + i] * x[off + i];
-        return s;
-    }
-
     /** out[i] = (x[i] · scale) · w[i]. */
     static void scaleMul(float[] x, int xOff, float scale, float[] w, float[] out, int outOff, int n) {
         int i = 0;
