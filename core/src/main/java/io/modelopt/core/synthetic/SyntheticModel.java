@@ -127,15 +127,15 @@ public final class SyntheticModel {
         List<SyntheticTensor> order = quantized ? SyntheticTensor.quantizeOrder(spec) : SyntheticTensor.convertOrder(spec);
         String stage = "synthesize " + spec.name() + " " + type.name().toLowerCase(Locale.ROOT);
         long total = ggufTensorBytes();
-        long[] done = {0};
+        // one streamer (one chunk buffer) for the whole file; it restarts its count at the first tensor
+        TensorStreamer streamer = new TensorStreamer(bytes -> progress.onProgress(stage, bytes, total));
         for (SyntheticTensor t : order) {
             GgmlType tt = ggufTypeOf(t);
             long key = weights.tensorKey(t.name());
+            boolean first = t == order.getFirst();
             w.addTensor(t.name(), tt, t.ggmlShape(), out -> {
-                long before = done[0];
-                new TensorStreamer(bytes -> progress.onProgress(stage, before + bytes, total))
-                        .write(tt, t.ne0(), t.rows(), rowSource(t, key, false), out);
-                done[0] = before + tt.bytesFor(t.elementCount());
+                if (first) streamer.restart();
+                streamer.write(tt, t.ne0(), t.rows(), rowSource(t, key, false), out);
             });
         }
         return w;
@@ -222,15 +222,11 @@ public final class SyntheticModel {
             long total = 0;
             for (SyntheticTensor t : SyntheticTensor.convertOrder(spec)) total += type.bytesFor(t.elementCount());
             long grand = total;
-            long[] done = {0};
+            TensorStreamer streamer = new TensorStreamer(b -> progress.onProgress(stage, b, grand));
             for (SyntheticTensor t : SyntheticTensor.convertOrder(spec)) {
                 long key = weights.tensorKey(t.name());
-                long bytes = type.bytesFor(t.elementCount());
-                sw.add(t.hfName(), dtype, t.torchShape(), bytes, out -> {
-                    long before = done[0];
-                    new TensorStreamer(b -> progress.onProgress(stage, before + b, grand)).write(type, t.ne0(), t.rows(), rowSource(t, key, true), out);
-                    done[0] = before + bytes;
-                });
+                sw.add(t.hfName(), dtype, t.torchShape(), type.bytesFor(t.elementCount()),
+                        out -> streamer.write(type, t.ne0(), t.rows(), rowSource(t, key, true), out));
             }
             sw.write(dir.resolve("model.safetensors"));
         } catch (IOException e) {

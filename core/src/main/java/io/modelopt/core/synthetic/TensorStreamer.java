@@ -38,12 +38,15 @@ final class TensorStreamer {
         void advanced(long bytes);
     }
 
-    private final ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK_BYTES).order(ByteOrder.LITTLE_ENDIAN);
-    private final MemorySegment segment = MemorySegment.ofBuffer(buffer);
     private final Progress progress;
+    private ByteBuffer buffer;
+    private MemorySegment segment;
     private long written;
 
     TensorStreamer(Progress progress) { this.progress = progress; }
+
+    /** Counts progress from zero again (a writer writing its file a second time). */
+    void restart() { written = 0; }
 
     /** Writes {@code rows} rows of {@code rowLength} values, encoded as {@code type}, to {@code out}. */
     void write(GgmlType type, int rowLength, int rows, RowSource source, WritableByteChannel out) throws IOException {
@@ -51,6 +54,10 @@ final class TensorStreamer {
         if (rowBytes > CHUNK_BYTES) throw new IllegalArgumentException("a row of " + rowBytes + " bytes exceeds the chunk of " + CHUNK_BYTES);
         int rowsPerChunk = (int) Math.min(rows, CHUNK_BYTES / rowBytes);
         int workers = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), rowsPerChunk));
+        if (buffer == null) {
+            buffer = ByteBuffer.allocateDirect(CHUNK_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            segment = MemorySegment.ofBuffer(buffer);
+        }
         for (int first = 0; first < rows; first += rowsPerChunk) {
             int n = Math.min(rowsPerChunk, rows - first), start = first;
             if (n * rowLength < 4096 || workers == 1) {
