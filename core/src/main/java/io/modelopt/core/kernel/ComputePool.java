@@ -149,7 +149,9 @@ public final class ComputePool implements AutoCloseable {
         }
 
         @Override public void run() {
-            int seen = generation;
+            // Not "generation": a parallelFor may already have bumped it before this thread got
+            // to run, and that job would then be missed (its caller waiting forever).
+            int seen = 0;
             while (true) {
                 int g = awaitGeneration(seen);
                 if (g == seen) return; // closed
