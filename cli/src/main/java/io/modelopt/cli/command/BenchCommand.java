@@ -155,7 +155,7 @@ public final class BenchCommand implements Command {
         Runtime rt = Runtime.getRuntime();
         long heapUsed = rt.totalMemory() - rt.freeMemory();
         Optional<ProcessMemory.Mapped> mapped = ProcessMemory.mappedFiles(modelFiles(modelPath));
-        OptionalLong peak = ProcessMemory.peakRss(), rss = ProcessMemory.rss();
+        OptionalLong rss = ProcessMemory.rss(), peak = ProcessMemory.peakRss();
 
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("model", modelName);

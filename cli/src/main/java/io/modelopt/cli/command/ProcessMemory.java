@@ -24,8 +24,15 @@ final class ProcessMemory {
 
     private ProcessMemory() {}
 
-    /** Peak resident set size in bytes ({@code VmHWM}). */
-    static OptionalLong peakRss() { return statusField("VmHWM:"); }
+    /**
+     * Peak resident set size in bytes: {@code VmHWM}, or the current RSS when that is higher (the
+     * kernel updates the high-water mark lazily, so a fresh VmRSS can exceed it).
+     */
+    static OptionalLong peakRss() {
+        OptionalLong hwm = statusField("VmHWM:"), now = rss();
+        if (hwm.isEmpty()) return now;
+        return OptionalLong.of(Math.max(hwm.getAsLong(), now.orElse(0)));
+    }
 
     /** Current resident set size in bytes ({@code VmRSS}). */
     static OptionalLong rss() { return statusField("VmRSS:"); }
