@@ -152,6 +152,8 @@ public final class BenchCommand implements Command {
             bytesByType.merge(t.type().name(), t.byteSize(), Long::sum);
         }
         long repacked = repackedBytes(runner);
+        // a full GC first, so "heap used" is the live heap the model and runner keep, not garbage
+        System.gc();
         Runtime rt = Runtime.getRuntime();
         long heapUsed = rt.totalMemory() - rt.freeMemory();
         Optional<ProcessMemory.Mapped> mapped = ProcessMemory.mappedFiles(modelFiles(modelPath));
@@ -175,7 +177,11 @@ public final class BenchCommand implements Command {
         r.put("load_ms", loadNanos / 1e6);
         r.put("ttft_ms", stats(InferenceBench.Stats.of(measured, InferenceBench.Run::ttftMillis)));
         r.put("prefill_tokens_per_s", stats(InferenceBench.Stats.of(measured, InferenceBench.Run::prefillTokensPerSecond)));
-        if (genTokens > 0) r.put("decode_tokens_per_s", stats(InferenceBench.Stats.of(measured, InferenceBench.Run::decodeTokensPerSecond)));
+        if (genTokens > 0) {
+            r.put("decode_tokens_per_s", stats(InferenceBench.Stats.of(measured, InferenceBench.Run::decodeTokensPerSecond)));
+            double alloc = InferenceBench.Stats.of(measured, InferenceBench.Run::decodeAllocatedBytesPerToken).median();
+            if (alloc >= 0) r.put("decode_allocated_bytes_per_token", alloc);
+        }
         r.put("kv_cache_bytes", cache.byteSize());
         r.put("kv_cache_dtype", cache.dtype().toString());
         r.put("kv_cache_positions", promptTokens + genTokens);
@@ -244,11 +250,14 @@ public final class BenchCommand implements Command {
         line(out, "TTFT", "ms", (Map<String, Object>) r.get("ttft_ms"));
         line(out, "prefill", "t/s", (Map<String, Object>) r.get("prefill_tokens_per_s"));
         if (r.containsKey("decode_tokens_per_s")) line(out, "decode", "t/s", (Map<String, Object>) r.get("decode_tokens_per_s"));
+        if (r.containsKey("decode_allocated_bytes_per_token")) {
+            out.printf(Locale.ROOT, "%-12s %10.0f B/token (heap, all threads, median)%n", "decode alloc", (Double) r.get("decode_allocated_bytes_per_token"));
+        }
         out.printf(Locale.ROOT, "KV cache     %s (%s, %d positions)%n", mb((Long) r.get("kv_cache_bytes")), r.get("kv_cache_dtype"), r.get("kv_cache_positions"));
         String rss = r.containsKey("rss_peak_bytes")
                 ? "RSS peak " + mb((Long) r.get("rss_peak_bytes")) + ", now " + mb((Long) r.get("rss_bytes"))
                 : "RSS n/a (no /proc)";
-        out.printf(Locale.ROOT, "memory       %s; Java heap used %s of %s%n", rss, mb((Long) r.get("heap_used_bytes")), mb((Long) r.get("heap_committed_bytes")));
+        out.printf(Locale.ROOT, "memory       %s; Java heap live %s of %s committed%n", rss, mb((Long) r.get("heap_used_bytes")), mb((Long) r.get("heap_committed_bytes")));
         if (r.containsKey("model_mapped_rss_bytes")) {
             out.printf(Locale.ROOT, "             model file mapping resident %s of %s mapped (weights read in place)%n",
                     mb((Long) r.get("model_mapped_rss_bytes")), mb((Long) r.get("model_mapped_bytes")));

@@ -4,6 +4,7 @@ import io.modelopt.core.engine.Batch;
 import io.modelopt.core.engine.Logits;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.kv.KvCache;
+import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -17,13 +18,20 @@ import java.util.SplittableRandom;
 final class InferenceBench {
     private InferenceBench() {}
 
-    /** Times of one run. */
-    record Run(long prefillNanos, int promptTokens, long decodeNanos, int decodeSteps) {
+    private static final com.sun.management.ThreadMXBean THREADS = threadBean();
+
+    /** Times of one run, and the heap bytes all threads allocated during the decode steps (-1 if unknown). */
+    record Run(long prefillNanos, int promptTokens, long decodeNanos, int decodeSteps, long decodeAllocatedBytes) {
         double ttftMillis() { return prefillNanos / 1e6; }
 
         double prefillTokensPerSecond() { return promptTokens / (prefillNanos / 1e9); }
 
         double decodeTokensPerSecond() { return decodeSteps == 0 ? Double.NaN : decodeSteps / (decodeNanos / 1e9); }
+
+        /** Heap bytes allocated per decode step by all threads, or -1 when the JVM cannot count them. */
+        double decodeAllocatedBytesPerToken() {
+            return decodeAllocatedBytes < 0 || decodeSteps == 0 ? -1 : decodeAllocatedBytes / (double) decodeSteps;
+        }
     }
 
     /** Median, minimum and maximum of some measurements. */
@@ -63,13 +71,29 @@ final class InferenceBench {
         int token = logits.argmax(logits.rows() - 1);
         int position = prompt.size();
         if (generated != null && generated.length > 0) generated[0] = token;
+        long a0 = allocatedBytes();
         long t2 = System.nanoTime();
         for (int i = 0; i < decodeSteps; i++) {
+            // the one allocation here: the engine's immutable Batch (~100 B) per step
             logits = runner.forward(step.clear().add(token, position++, 0, true).build(), cache);
             token = logits.argmax(0);
             if (generated != null && i + 1 < generated.length) generated[i + 1] = token;
         }
         long t3 = System.nanoTime();
-        return new Run(t1 - t0, prompt.size(), t3 - t2, decodeSteps);
+        long a1 = allocatedBytes();
+        return new Run(t1 - t0, prompt.size(), t3 - t2, decodeSteps, a0 < 0 || a1 < 0 ? -1 : a1 - a0);
+    }
+
+    /** Heap bytes allocated so far by all threads (including ended ones), or -1. */
+    private static long allocatedBytes() {
+        return THREADS == null ? -1 : THREADS.getTotalThreadAllocatedBytes();
+    }
+
+    private static com.sun.management.ThreadMXBean threadBean() {
+        if (ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean b && b.isThreadAllocatedMemorySupported()) {
+            if (!b.isThreadAllocatedMemoryEnabled()) b.setThreadAllocatedMemoryEnabled(true);
+            return b;
+        }
+        return null;
     }
 }
