@@ -57,7 +57,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *      -p type=Q4_0 -p threads=2                     # one type; omit -p type for F16, Q8_0 and Q4_0
  * java -Dmodelopt.home=$PWD -jar benchmarks/target/benchmarks.jar 'InferenceBenchmark.decode' \
  *      -p type=Q8_0 -prof gc                         # allocation per decoded token (gc.alloc.rate.norm)
- * # quicker, noisier: -f 1 -wi 2 -i 3
+ * # quicker, noisier: -f 1 -wi 2 -i 3; a small shape for a quick check of the harness: -p preset=micro
  * }</pre>
  * The forks get the Vector API and native access flags from {@code @Fork(jvmArgsAppend)}. Scores
  * are tokens/s ({@code thrpt}, ops/s). For llama.cpp on the same files:
@@ -77,6 +77,10 @@ public class InferenceBenchmark {
     /** Positions {@link #decode} cycles over (llama-bench -n 64). */
     public static final int DECODE_WINDOW = 64;
     private static final long TOKEN_SEED = 1234;
+
+    /** Synthetic model shape: tiny1b (the PERF.md shape); small125m or micro for quick checks. */
+    @Param({"tiny1b"})
+    public String preset;
 
     /** Weight type of the synthetic model. */
     @Param({"F16", "Q8_0", "Q4_0"})
@@ -99,7 +103,7 @@ public class InferenceBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
-        SyntheticModel model = SyntheticModel.of(SyntheticSpec.TINY_1B, SyntheticModel.parseType(type), seed);
+        SyntheticModel model = SyntheticModel.of(SyntheticSpec.preset(preset), SyntheticModel.parseType(type), seed);
         Path file = SyntheticModelCache.atDefaultLocation().get(model, SyntheticFormat.GGUF, logEvery10Percent());
         source = ModelSources.open(file);
         int vocab = source.config().vocabSize();
