@@ -222,6 +222,26 @@ class SyntheticModelTest {
         }
     }
 
+    /**
+     * The vocabulary works with real tokenizers: the GGUF's (llama.cpp's SentencePiece merging by
+     * score) and the HF tokenizer.json's (BPE merges with byte fallback) both split "w12 w7 é" into
+     * BOS, ▁w12, ▁w7, ▁ and the two UTF-8 bytes of é, and decode it back.
+     */
+    @Test
+    void ggufAndHfTokenizersAgreeOnTheSyntheticVocabulary() {
+        SyntheticVocabulary v = new SyntheticVocabulary(MICRO.vocabSize());
+        Path hf = dir.resolve("tok-hf");
+        SyntheticModel.of(MICRO, GgmlType.F32, 1).writeHuggingFace(hf, (s, d, t) -> {});
+        int space = v.tokens().indexOf("\u2581");
+        int[] want = {SyntheticVocabulary.BOS, v.wordId(12), v.wordId(7), space, 3 + 0xC3, 3 + 0xA9};
+        try (GgufModelSource g = GgufModelSource.open(gguf(GgmlType.F32, 1)); HfModelSource h = HfModelSource.open(hf)) {
+            assertArrayEquals(want, g.tokenizer().encode("w12 w7 \u00e9"));
+            assertArrayEquals(want, h.tokenizer().encode("w12 w7 \u00e9"));
+            assertEquals("w12 w7 \u00e9", g.tokenizer().decode(want));
+            assertEquals("w12 w7 \u00e9", h.tokenizer().decode(want));
+        }
+    }
+
     @Test
     void hfRefusesQuantizedTypes() {
         assertThrows(IllegalArgumentException.class,
