@@ -1,0 +1,48 @@
+package io.modelopt.core.engine;
+
+import io.modelopt.core.kv.KvCache;
+import io.modelopt.core.model.ModelConfig;
+
+/**
+ * A model loaded onto a {@link Backend}, ready to run {@link #forward} steps.
+ *
+ * <p>Not thread-safe: one {@code forward} at a time (a scheduler runs one step after another;
+ * the parallelism is inside the step). The runner does not own the {@code ModelSource} it was
+ * loaded from: the source's mapped weights must stay open until the runner is closed.
+ */
+public interface ModelRunner extends AutoCloseable {
+    ModelConfig config();
+
+    RunnerOptions options();
+
+    /** Positions a sequence may use: the options' override or the model's trained context length. */
+    int contextLength();
+
+    /** A KV cache for {@link RunnerOptions#maxSequences()} sequences of {@link #contextLength()} positions. */
+    default KvCache newKvCache() { return newKvCache(options().maxSequences(), contextLength()); }
+
+    /** A contiguous KV cache of the options' dtype for {@code maxSequences} sequences of {@code maxPositions} positions each. */
+    KvCache newKvCache(int maxSequences, int maxPositions);
+
+    /**
+     * Runs the model over every token of {@code batch}: writes each token's keys and values into
+     * {@code cache} at its (sequence, position), attends causally to that sequence's positions
+     * {@code 0..position}, and returns the logits of the tokens that asked for them, in batch order.
+     *
+     * <p>Before the call, the cache must hold positions {@code 0 .. p-1} of each sequence whose
+     * first batch position is {@code p} (no gaps); afterwards its length for that sequence is
+     * the last position + 1 (a later position computed before is dropped, since it was computed
+     * from a different past).
+     *
+     * @return a view valid until the next {@code forward} or {@link #close()} (see {@link Logits})
+     * @throws IllegalArgumentException naming the token, position and limit when a token id is
+     *         outside the vocabulary, a position is at or beyond {@link #contextLength()} or the
+     *         cache's capacity, a sequence id is outside the cache, the batch is larger than
+     *         {@link RunnerOptions#maxBatchTokens()} or asks for more than
+     *         {@link RunnerOptions#maxLogitsRows()} logits rows
+     */
+    Logits forward(Batch batch, KvCache cache);
+
+    /** Frees the runner's buffers and threads; the {@code ModelSource} stays open. */
+    @Override void close();
+}

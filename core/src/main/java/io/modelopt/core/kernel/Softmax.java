@@ -1,0 +1,35 @@
+package io.modelopt.core.kernel;
+
+/**
+ * Numerically stable softmax in float, in place: subtract the maximum, exponentiate, divide by
+ * the sum. A NaN anywhere in the input makes the whole output NaN (the maximum is NaN), so a bad
+ * activation is never silently turned into a plausible distribution. Entries of
+ * {@code -Infinity} (masked positions) become 0.
+ */
+public final class Softmax {
+    private Softmax() {}
+
+    public static void apply(float[] x, int off, int n) {
+        apply(KernelMode.DEFAULT, x, off, n);
+    }
+
+    public static void apply(KernelMode mode, float[] x, int off, int n) {
+        if (n <= 0) return;
+        if (mode == KernelMode.VECTOR) {
+            float max = ElementwiseVector.max(x, off, n);
+            float sum = ElementwiseVector.expShiftSum(x, off, n, max);
+            ElementwiseVector.scale(x, off, n, 1f / sum);
+            return;
+        }
+        float max = Float.NEGATIVE_INFINITY;
+        for (int i = 0; i < n; i++) max = Math.max(max, x[off + i]);
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            float e = (float) Math.exp(x[off + i] - max);
+            x[off + i] = e;
+            sum += e;
+        }
+        float inv = (float) (1.0 / sum);
+        for (int i = 0; i < n; i++) x[off + i] *= inv;
+    }
+}

@@ -1,0 +1,320 @@
+package io.modelopt.core.model.llama;
+
+import io.modelopt.core.engine.Batch;
+import io.modelopt.core.engine.Logits;
+import io.modelopt.core.engine.ModelRunner;
+import io.modelopt.core.engine.RunnerOptions;
+import io.modelopt.core.kernel.AttentionKernel;
+import io.modelopt.core.kernel.ComputePool;
+import io.modelopt.core.kernel.KernelMode;
+import io.modelopt.core.kernel.MatMul;
+import io.modelopt.core.kernel.RmsNorm;
+import io.modelopt.core.kernel.Rope;
+import io.modelopt.core.kernel.SwiGlu;
+import io.modelopt.core.kernel.WeightMatrix;
+import io.modelopt.core.kv.ContiguousKvCache;
+import io.modelopt.core.kv.KvCache;
+import io.modelopt.core.model.ModelConfig;
+import io.modelopt.core.model.ModelSource;
+import io.modelopt.core.model.RopeConvention;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The forward pass of the Llama family on the CPU (Llama 2/3, Mistral, Qwen2 with QKV biases,
+ * grouped-query attention), one step for a whole {@link Batch}:
+ * <pre>
+ *   x = token_embd[token]                                   per token
+ *   for each layer:
+ *     xb = rmsnorm(x) · attn_norm
+ *     q, k, v = Wq·xb (+bq), Wk·xb (+bk), Wv·xb (+bv)         one GEMM each for all batch tokens
+ *     rope(q), rope(k) at each token's position; k, v → cache[layer][seq][pos]
+ *     att = softmax(q·Kᵀ/√headDim over positions 0..pos of the token's sequence) · V
+ *     x += Wo·att
+ *     xb = rmsnorm(x) · ffn_norm
+ *     x += Wdown·(silu(Wgate·xb) ⊙ Wup·xb)
+ *   logits = Woutput · (rmsnorm(x) · output_norm)           only for tokens that want logits
+ * </pre>
+ * Every buffer is allocated once, for {@link RunnerOptions#maxBatchTokens()} tokens; the
+ * parallel tasks are preallocated objects reading the step's state from fields, so a step
+ * allocates nothing. Work is split over the one {@link ComputePool}: element-wise ops by token
+ * rows, attention by (token, head) pairs, matrix products inside {@link MatMul}.
+ */
+public final class LlamaRunner implements ModelRunner {
+    private static final Logger LOG = LoggerFactory.getLogger(LlamaRunner.class);
+
+    private final ModelConfig config;
+    private final RunnerOptions options;
+    private final LlamaWeights weights;
+    private final ComputePool pool;
+    private final KernelMode mode;
+    private final Rope rope;
+    private final RopeConvention ropeConvention;
+    private final int contextLength;
+    private final int hidden, qDim, kvDim, ffn, vocab, headDim, numHeads, groupSize, half;
+    private final float eps, attentionScale;
+
+    // activations, token-major: row t of a buffer starts at t × width
+    private final float[] x;        // (maxTokens, hidden) residual stream
+    private final float[] xb;       // (maxTokens, hidden) normed input / projection output
+    private final float[] q;        // (maxTokens, qDim)
+    private final float[] k;        // (maxTokens, kvDim)
+    private final float[] v;        // (maxTokens, kvDim)
+    private final float[] att;      // (maxTokens, qDim) attention output
+    private final float[] hb;       // (maxTokens, ffn) gate, then silu(gate)·up
+    private final float[] hb2;      // (maxTokens, ffn) up
+    private final float[] ropeCos;  // (maxTokens, headDim/2)
+    private final float[] ropeSin;  // (maxTokens, headDim/2)
+    private final float[] finalHidden; // (maxLogitsRows, hidden)
+    private final Logits logits;     // over (maxLogitsRows, vocab)
+    private final float[] logitsBuffer;
+    // per worker attention scratch
+    private final float[][] scores;     // (threads, contextLength)
+    private final long[][] rowOffsets;  // (threads, contextLength)
+
+    // the step in progress, read by the tasks
+    private Batch batch;
+    private KvCache cache;
+    private int layer;
+    private float[] norm;
+
+    private final ComputePool.RangeTask embedTask = this::embed;
+    private final ComputePool.RangeTask attnNormTask = this::attentionNorm;
+    private final ComputePool.RangeTask qkvTask = this::biasRopeStore;
+    private final ComputePool.RangeTask attentionTask = this::attention;
+    private final ComputePool.RangeTask ffnNormTask = this::residualThenNorm;
+    private final ComputePool.RangeTask swigluTask = this::swiglu;
+    private final ComputePool.RangeTask residualTask = this::residual;
+    private final ComputePool.RangeTask finalNormTask = this::finalNorm;
+
+    private boolean closed;
+
+    private LlamaRunner(ModelSource source, RunnerOptions options) {
+        this.config = source.config();
+        this.options = options;
+        this.weights = LlamaWeights.bind(source);
+        this.mode = options.kernelMode();
+        this.contextLength = options.effectiveContextLength(config.contextLength());
+        this.hidden = config.hiddenSize();
+        this.qDim = config.qDim();
+        this.kvDim = config.kvDim();
+        this.ffn = config.intermediateSize();
+        this.vocab = config.vocabSize();
+        this.headDim = config.headDim();
+        this.numHeads = config.numHeads();
+        this.groupSize = config.groupSize();
+        this.half = headDim / 2;
+        this.eps = config.rmsNormEps();
+        this.attentionScale = (float) (1.0 / Math.sqrt(headDim));
+        this.ropeConvention = config.ropeConvention();
+        this.rope = new Rope(headDim, config.ropeTheta(), config.ropeScaling(), weights.ropeFreqFactors());
+
+        int n = options.maxBatchTokens(), r = options.maxLogitsRows();
+        try {
+            x = new float[Math.multiplyExact(n, hidden)];
+            xb = new float[n * hidden];
+            q = new float[Math.multiplyExact(n, qDim)];
+            k = new float[Math.multiplyExact(n, kvDim)];
+            v = new float[n * kvDim];
+            att = new float[n * qDim];
+            hb = new float[Math.multiplyExact(n, ffn)];
+            hb2 = new float[n * ffn];
+            ropeCos = new float[n * half];
+            ropeSin = new float[n * half];
+            finalHidden = new float[r * hidden];
+            logitsBuffer = new float[Math.multiplyExact(r, vocab)];
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("buffers for " + n + " batch tokens / " + r + " logits rows of this model exceed 2^31 floats; lower maxBatchTokens or maxLogitsRows", e);
+        }
+        this.logits = new Logits(logitsBuffer, vocab);
+        this.pool = new ComputePool(options.threads());
+        this.scores = new float[options.threads()][contextLength];
+        this.rowOffsets = new long[options.threads()][contextLength];
+        LOG.info("cpu runner: {} ({} kernels, {} threads, {} batch tokens, {} logits rows, context {}, KV {}{})",
+                config.architecture(), mode, options.threads(), n, r, contextLength, options.kvDtype(), weights.tiedOutput() ? ", tied output" : "");
+    }
+
+    /** Binds {@code source}'s weights and allocates the buffers for {@code options}. */
+    public static LlamaRunner load(ModelSource source, RunnerOptions options) {
+        return new LlamaRunner(source, options);
+    }
+
+    @Override public ModelConfig config() { return config; }
+    @Override public RunnerOptions options() { return options; }
+    @Override public int contextLength() { return contextLength; }
+
+    public LlamaWeights weights() { return weights; }
+
+    @Override public KvCache newKvCache(int maxSequences, int maxPositions) {
+        return new ContiguousKvCache(config.numLayers(), kvDim, maxSequences, maxPositions, options.kvDtype());
+    }
+
+    @Override public Logits forward(Batch batch, KvCache cache) {
+        if (closed) throw new IllegalStateException("runner is closed");
+        validate(batch, cache);
+        this.batch = batch;
+        this.cache = cache;
+        try {
+            int n = batch.size();
+            pool.parallelFor(n, embedTask);
+            for (int l = 0; l < config.numLayers(); l++) {
+                LlamaWeights.Layer w = weights.layer(l);
+                layer = l;
+                norm = w.attnNorm();
+                pool.parallelFor(n, attnNormTask);
+                MatMul.matmul(pool, w.wq(), xb, n, q);
+                MatMul.matmul(pool, w.wk(), xb, n, k);
+                MatMul.matmul(pool, w.wv(), xb, n, v);
+                pool.parallelFor(n, qkvTask);
+                pool.parallelFor(n * numHeads, attentionTask);
+                MatMul.matmul(pool, w.wo(), att, n, xb);
+                norm = w.ffnNorm();
+                pool.parallelFor(n, ffnNormTask);
+                MatMul.matmul(pool, w.gate(), xb, n, hb);
+                MatMul.matmul(pool, w.up(), xb, n, hb2);
+                pool.parallelFor(n, swigluTask);
+                MatMul.matmul(pool, w.down(), hb, n, xb);
+                pool.parallelFor(n, residualTask);
+            }
+            int rows = batch.logitsCount();
+            logits.reset(batch);
+            if (rows > 0) {
+                pool.parallelFor(rows, finalNormTask);
+                MatMul.matmul(pool, weights.output(), finalHidden, rows, logitsBuffer);
+            }
+            for (int j = 0; j < batch.sequenceCount(); j++) cache.setLength(batch.sequence(j), batch.lastPosition(j) + 1);
+            return logits;
+        } finally {
+            this.batch = null;
+            this.cache = null;
+        }
+    }
+
+    private void validate(Batch b, KvCache c) {
+        if (b.size() > options.maxBatchTokens()) {
+            throw new IllegalArgumentException("batch of " + b.size() + " tokens exceeds maxBatchTokens " + options.maxBatchTokens());
+        }
+        if (b.logitsCount() > options.maxLogitsRows()) {
+            throw new IllegalArgumentException("batch asks for " + b.logitsCount() + " logits rows, more than maxLogitsRows " + options.maxLogitsRows());
+        }
+        if (c.numLayers() != config.numLayers() || c.kvDim() != kvDim) {
+            throw new IllegalArgumentException("KV cache of " + c.numLayers() + " layers x kvDim " + c.kvDim() + " does not fit this model ("
+                    + config.numLayers() + " layers x kvDim " + kvDim + ")");
+        }
+        for (int i = 0; i < b.size(); i++) {
+            int tok = b.token(i), pos = b.position(i), seq = b.sequenceId(i);
+            if (tok >= vocab) throw new IllegalArgumentException("batch token " + i + ": token id " + tok + " is outside the vocabulary of " + vocab);
+            if (pos >= contextLength) {
+                throw new IllegalArgumentException("batch token " + i + " (sequence " + seq + "): position " + pos
+                        + " is beyond the context length " + contextLength + " (positions 0.." + (contextLength - 1) + ")");
+            }
+            if (seq >= c.maxSequences()) {
+                throw new IllegalArgumentException("batch token " + i + ": sequence id " + seq + " is outside the KV cache's " + c.maxSequences() + " sequences");
+            }
+        }
+        for (int j = 0; j < b.sequenceCount(); j++) {
+            int seq = b.sequence(j), first = b.firstPosition(j), last = b.lastPosition(j);
+            int have = c.length(seq);
+            if (first > have) {
+                throw new IllegalArgumentException("sequence " + seq + ": batch starts at position " + first + " but the KV cache holds only "
+                        + have + " positions (positions " + have + ".." + (first - 1) + " were never computed)");
+            }
+            if (last >= c.capacity(seq)) {
+                throw new IllegalArgumentException("sequence " + seq + ": position " + last + " is beyond the KV cache's capacity of " + c.capacity(seq) + " positions");
+            }
+        }
+    }
+
+    // ---- the parallel pieces of a step, in order ----
+
+    /** x[t] = embedding of token t; the RoPE angles of its position. */
+    private void embed(int start, int end, int worker) {
+        WeightMatrix e = weights.tokenEmbedding();
+        for (int t = start; t < end; t++) {
+            e.dequantizeRow(batch.token(t), x, t * hidden);
+            rope.cosSin(batch.position(t), ropeCos, ropeSin, t * half);
+        }
+    }
+
+    private void attentionNorm(int start, int end, int worker) {
+        for (int t = start; t < end; t++) RmsNorm.apply(mode, x, t * hidden, norm, eps, xb, t * hidden, hidden);
+    }
+
+    /** Biases (Qwen2), RoPE on q and k, then k and v into the cache at (sequence, position). */
+    private void biasRopeStore(int start, int end, int worker) {
+        LlamaWeights.Layer w = weights.layer(layer);
+        for (int t = start; t < end; t++) {
+            if (w.bq() != null) {
+                addBias(q, t * qDim, w.bq());
+                addBias(k, t * kvDim, w.bk());
+                addBias(v, t * kvDim, w.bv());
+            }
+            Rope.rotate(ropeConvention, q, t * qDim, numHeads, headDim, ropeCos, ropeSin, t * half);
+            Rope.rotate(ropeConvention, k, t * kvDim, config.numKvHeads(), headDim, ropeCos, ropeSin, t * half);
+            int seq = batch.sequenceId(t), pos = batch.position(t);
+            cache.writeKey(layer, seq, pos, k, t * kvDim);
+            cache.writeValue(layer, seq, pos, v, t * kvDim);
+        }
+    }
+
+    private static void addBias(float[] a, int off, float[] bias) {
+        for (int i = 0; i < bias.length; i++) a[off + i] += bias[i];
+    }
+
+    /** Items are (token, head) pairs; the slot offsets of a token's positions are looked up once per token in a range. */
+    private void attention(int start, int end, int worker) {
+        float[] sc = scores[worker];
+        long[] offs = rowOffsets[worker];
+        long rowBytes = cache.rowBytes();
+        int elemBytes = cache.dtype().bytes();
+        int currentToken = -1, n = 0;
+        for (int i = start; i < end; i++) {
+            int t = i / numHeads, h = i % numHeads;
+            if (t != currentToken) {
+                currentToken = t;
+                int seq = batch.sequenceId(t);
+                n = batch.position(t) + 1;
+                for (int p = 0; p < n; p++) offs[p] = cache.slot(seq, p) * rowBytes;
+            }
+            long headOffset = (long) (h / groupSize) * headDim * elemBytes;
+            AttentionKernel.attend(mode, q, t * qDim + h * headDim, headDim, attentionScale,
+                    cache.keys(layer), cache.values(layer), cache.dtype().ggmlType(), offs, headOffset, n, sc, att, t * qDim + h * headDim);
+        }
+    }
+
+    /** x += Wo·att (in xb); xb = rmsnorm(x) · ffn_norm. */
+    private void residualThenNorm(int start, int end, int worker) {
+        for (int t = start; t < end; t++) {
+            int off = t * hidden;
+            for (int i = 0; i < hidden; i++) x[off + i] += xb[off + i];
+            RmsNorm.apply(mode, x, off, norm, eps, xb, off, hidden);
+        }
+    }
+
+    private void swiglu(int start, int end, int worker) {
+        for (int t = start; t < end; t++) SwiGlu.apply(mode, hb, t * ffn, hb2, t * ffn, ffn);
+    }
+
+    /** x += Wdown·h (in xb). */
+    private void residual(int start, int end, int worker) {
+        for (int i = start * hidden, e = end * hidden; i < e; i++) x[i] += xb[i];
+    }
+
+    /** Row r of finalHidden = rmsnorm(x[token of logits row r]) · output_norm. */
+    private void finalNorm(int start, int end, int worker) {
+        for (int r = start; r < end; r++) {
+            RmsNorm.apply(mode, x, batch.logitsTokenIndex(r) * hidden, weights.outputNorm(), eps, finalHidden, r * hidden, hidden);
+        }
+    }
+
+    @Override public void close() {
+        if (!closed) {
+            closed = true;
+            pool.close();
+        }
+    }
+
+    @Override public String toString() {
+        return "LlamaRunner[" + config.architecture() + ", " + config.numLayers() + " layers, context " + contextLength + "]";
+    }
+}
