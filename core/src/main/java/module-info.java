@@ -15,4 +15,12 @@ module io.modelopt.core {
     exports io.modelopt.core.model;
     exports io.modelopt.core.tokenizer;
     exports io.modelopt.core.kernel;
+    exports io.modelopt.core.quant;
+    exports io.modelopt.core.kv;
+    exports io.modelopt.core.engine;
+    exports io.modelopt.core.eval;
+    exports io.modelopt.core.model.llama;
+
+    uses io.modelopt.core.engine.Backend;
+    provides io.modelopt.core.engine.Backend with io.modelopt.core.engine.CpuBackend;
 }

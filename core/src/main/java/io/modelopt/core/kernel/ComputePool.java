@@ -1,9 +1,21 @@
 package io.modelopt.core.kernel;
 
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
 /**
- * The one pool of worker threads that all kernels share; its size is the {@code --threads}
- * of the commands. Placeholder API: the kernels issue replaces the body with a fixed pool of
- * spinning/parking workers that runs a range task without allocating.
+ * The one pool of worker threads that all kernels share; its size is the {@code --threads} of
+ * the commands. {@code threads - 1} daemon workers ({@code modelopt-compute-1..}) plus the calling
+ * thread, which takes the first chunk itself (worker index 0).
+ *
+ * <p>{@link #parallelFor} allocates nothing: the task and range are published through volatile
+ * fields and a generation counter. Between calls workers spin for {@link #SPIN_NANOS} (a decode
+ * step issues a matmul every few tens of microseconds, and waking a parked thread costs about as
+ * much), then park until the next call unparks them. The first exception thrown by any chunk is
+ * rethrown to the caller once every chunk has finished.
+ *
+ * <p>One call at a time: concurrent {@code parallelFor} calls on the same pool are serialized.
+ * A task must not call {@code parallelFor} on its own pool (that would deadlock); it is rejected.
  */
 public final class ComputePool implements AutoCloseable {
     /** A piece of work over {@code [start, end)}; {@code worker} is the thread's index in [0, threads). */
@@ -12,19 +24,166 @@ public final class ComputePool implements AutoCloseable {
         void run(int start, int end, int worker);
     }
 
+    /** How long an idle worker spins before parking. */
+    static final long SPIN_NANOS = 200_000;
+
     private final int threads;
+    private final Worker[] workers;
+    private final Object callLock = new Object();
+
+    // The current job; written by the caller before the generation bump, read by workers after it.
+    private RangeTask task;
+    private int n;
+    private volatile int generation;
+    private final AtomicInteger pending = new AtomicInteger();
+    private volatile Throwable failure;
+    private volatile boolean closed;
+    private volatile Thread caller;
 
     public ComputePool(int threads) {
         if (threads < 1) throw new IllegalArgumentException("threads must be >= 1, got " + threads);
         this.threads = threads;
+        this.workers = new Worker[threads - 1];
+        for (int i = 0; i < workers.length; i++) {
+            workers[i] = new Worker(i + 1);
+            workers[i].thread.start();
+        }
     }
 
     public int threads() { return threads; }
 
-    /** Splits {@code [0, n)} into contiguous chunks, one per worker, and runs them; returns when all are done. */
-    public void parallelFor(int n, RangeTask task) {
-        task.run(0, n, 0);
+    /** Chunk {@code w} of {@code [0, n)} split into {@code parts} contiguous, nearly equal pieces. */
+    static int chunkStart(int n, int parts, int w) {
+        return (int) ((long) n * w / parts);
     }
 
-    @Override public void close() {}
+    /**
+     * Splits {@code [0, n)} into contiguous chunks, one per worker, and runs them; returns when all
+     * are done. Workers whose chunk is empty (n < threads) do not call the task.
+     */
+    public void parallelFor(int n, RangeTask task) {
+        if (n < 0) throw new IllegalArgumentException("n must be >= 0, got " + n);
+        if (n == 0) return;
+        if (closed) throw new IllegalStateException("ComputePool is closed");
+        if (threads == 1 || n == 1) {
+            task.run(0, n, 0);
+            return;
+        }
+        if (caller == Thread.currentThread() || Thread.currentThread() instanceof PoolThread p && p.pool == this) {
+            throw new IllegalStateException("parallelFor called from inside a task of the same pool");
+        }
+        synchronized (callLock) {
+            caller = Thread.currentThread();
+            try {
+                run(n, task);
+            } finally {
+                caller = null;
+            }
+        }
+    }
+
+    private void run(int n, RangeTask task) {
+        this.task = task;
+        this.n = n;
+        this.failure = null;
+        pending.set(workers.length);
+        generation++; // volatile write publishes task and n
+        for (Worker w : workers) {
+            if (w.parked) LockSupport.unpark(w.thread);
+        }
+        Throwable own = null;
+        try {
+            int end = chunkStart(n, threads, 1);
+            if (end > 0) task.run(0, end, 0);
+        } catch (Throwable t) {
+            own = t;
+        }
+        int spins = 0;
+        while (pending.get() != 0) {
+            if (++spins < 1 << 16) Thread.onSpinWait();
+            else Thread.yield();
+        }
+        this.task = null;
+        Throwable t = own != null ? own : failure;
+        if (t != null) {
+            if (t instanceof RuntimeException re) throw re;
+            if (t instanceof Error e) throw e;
+            throw new IllegalStateException("compute task failed", t);
+        }
+    }
+
+    /** Stops the worker threads; later {@link #parallelFor} calls fail. Idempotent. */
+    @Override public void close() {
+        if (closed) return;
+        closed = true;
+        for (Worker w : workers) LockSupport.unpark(w.thread);
+        for (Worker w : workers) {
+            try {
+                w.thread.join(1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** Marks pool threads so that a nested call can be detected. */
+    private static final class PoolThread extends Thread {
+        final ComputePool pool;
+
+        PoolThread(ComputePool pool, Runnable r, String name) {
+            super(r, name);
+            this.pool = pool;
+        }
+    }
+
+    private final class Worker implements Runnable {
+        final int index;
+        final Thread thread;
+        volatile boolean parked;
+
+        Worker(int index) {
+            this.index = index;
+            this.thread = new PoolThread(ComputePool.this, this, "modelopt-compute-" + index);
+            this.thread.setDaemon(true);
+        }
+
+        @Override public void run() {
+            int seen = generation;
+            while (true) {
+                int g = awaitGeneration(seen);
+                if (g == seen) return; // closed
+                seen = g;
+                try {
+                    int start = chunkStart(n, threads, index), end = chunkStart(n, threads, index + 1);
+                    if (start < end) task.run(start, end, index);
+                } catch (Throwable t) {
+                    if (failure == null) failure = t;
+                } finally {
+                    pending.decrementAndGet();
+                }
+            }
+        }
+
+        /** Spins, then parks, until the generation moves past {@code seen}; returns {@code seen} once closed. */
+        private int awaitGeneration(int seen) {
+            long spinStart = System.nanoTime();
+            int g;
+            while ((g = generation) == seen) {
+                if (closed) return seen;
+                if (System.nanoTime() - spinStart < SPIN_NANOS) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                parked = true;
+                if ((g = generation) != seen || closed) {
+                    parked = false;
+                    return closed && g == seen ? seen : g;
+                }
+                LockSupport.park(this);
+                parked = false;
+            }
+            return g;
+        }
+    }
 }

@@ -1,25 +1,116 @@
 package io.modelopt.core.kernel;
 
 /**
- * {@code out[t * rows + r] = Σ_k W[r][k] · x[t * cols + k]} for all tokens t of a batch: a GEMM
- * that reads each weight row once for all tokens. Placeholder scalar body; the kernels issue
- * replaces it with per-format Vector API kernels.
+ * {@code out[t*rows + r] = Σ_k W[r][k] · x[t*cols + k]} for all tokens t of a batch: a GEMM that
+ * reads each weight row once for all tokens (the row stays in cache while every token uses it).
+ *
+ * <p>Activations are prepared once per call as llama.cpp's CPU backend does for the weight
+ * format: kept F32 for F32/F16/BF16 weights, quantized to Q8_0 for Q8_0/Q4_0/Q5_0 (Q8_1 for Q4_1)
+ * and to Q8_K for Q4_K/Q5_K/Q6_K, with ggml's exact arithmetic; each block's dot product is an
+ * exact integer sum scaled as ggml scales it. The quantized activations live in per-thread
+ * scratch that is reused, so a steady-state call allocates nothing.
+ *
+ * <p>Rows are split into contiguous chunks over the pool's threads. The vector or scalar
+ * kernels are chosen by {@link KernelMode#DEFAULT} unless a mode is given.
  */
 public final class MatMul {
     private MatMul() {}
 
+    /** Rows are handed to threads in multiples of this (the vector kernels process row groups). */
+    static final int ROW_GRAIN = 4;
+
+    private static final ThreadLocal<Call> CALL = ThreadLocal.withInitial(Call::new);
+
+    /** {@code out[t*rows + r] = Σ_k W[r][k]·x[t*cols + k]} for {@code t < nTokens}. */
     public static void matmul(ComputePool pool, WeightMatrix w, float[] x, int nTokens, float[] out) {
-        int cols = w.cols(), rows = w.rows();
-        pool.parallelFor(rows, (start, end, worker) -> {
-            float[] row = new float[cols];
-            for (int r = start; r < end; r++) {
-                w.dequantizeRow(r, row, 0);
-                for (int t = 0; t < nTokens; t++) {
-                    float s = 0;
-                    for (int k = 0; k < cols; k++) s += row[k] * x[t * cols + k];
-                    out[t * rows + r] = s;
-                }
+        matmul(KernelMode.DEFAULT, pool, w, x, 0, w.cols(), nTokens, out, 0, w.rows());
+    }
+
+    /**
+     * The strided form: token {@code t} reads {@code x[xOffset + t*xStride .. + cols)} and writes
+     * {@code out[outOffset + t*outStride .. + rows)}; {@code xStride >= cols}, {@code outStride >= rows}
+     * (e.g. to write into a slice of a wider buffer). {@code x} and {@code out} must not overlap.
+     */
+    public static void matmul(ComputePool pool, WeightMatrix w, float[] x, int xOffset, int xStride, int nTokens,
+                              float[] out, int outOffset, int outStride) {
+        matmul(KernelMode.DEFAULT, pool, w, x, xOffset, xStride, nTokens, out, outOffset, outStride);
+    }
+
+    /** As the strided form with an explicit kernel choice (tests compare both). */
+    public static void matmul(KernelMode mode, ComputePool pool, WeightMatrix w, float[] x, int xOffset, int xStride, int nTokens,
+                              float[] out, int outOffset, int outStride) {
+        int rows = w.rows(), cols = w.cols();
+        if (nTokens < 0) throw new IllegalArgumentException("nTokens must be >= 0, got " + nTokens);
+        if (nTokens == 0) return;
+        if (xStride < cols || outStride < rows) {
+            throw new IllegalArgumentException("strides too small for " + w + ": xStride " + xStride + " < cols or outStride " + outStride + " < rows");
+        }
+        checkRange("x", x.length, xOffset, (long) (nTokens - 1) * xStride + cols);
+        checkRange("out", out.length, outOffset, (long) (nTokens - 1) * outStride + rows);
+        FormatKernel kernel = kernel(mode, w);
+        Call call = CALL.get();
+        call.set(kernel, w, x, xOffset, xStride, nTokens, out, outOffset, outStride);
+        try {
+            if (kernel.activations() != Activations.Kind.F32) {
+                if (nTokens >= 2 * pool.threads()) pool.parallelFor(nTokens, call.quantizeTask);
+                else call.activations.quantize(0, nTokens);
             }
-        });
+            pool.parallelFor((rows + ROW_GRAIN - 1) / ROW_GRAIN, call.rowTask);
+        } finally {
+            call.clear();
+        }
+    }
+
+    private static void checkRange(String what, int length, int offset, long needed) {
+        if (offset < 0 || offset + needed > length) {
+            throw new IllegalArgumentException(what + ": needs " + needed + " elements from offset " + offset + " but has length " + length);
+        }
+    }
+
+    /** The kernel for a weight's format. Vector kernels are only loaded in {@link KernelMode#VECTOR}. */
+    static FormatKernel kernel(KernelMode mode, WeightMatrix w) {
+        if (mode == KernelMode.VECTOR) return VectorKernels.forType(w.type());
+        return switch (w.type()) {
+            case F32 -> F32Kernel.Scalar.INSTANCE;
+            case F16 -> F16Kernel.Scalar.INSTANCE;
+            case BF16 -> BF16Kernel.Scalar.INSTANCE;
+            case Q8_0 -> Q8_0Kernel.Scalar.INSTANCE;
+            case Q4_0 -> Q4_0Kernel.Scalar.INSTANCE;
+            case Q4_1 -> Q4_1Kernel.Scalar.INSTANCE;
+            case Q5_0 -> Q5_0Kernel.Scalar.INSTANCE;
+            case Q4_K -> Q4_KKernel.Scalar.INSTANCE;
+            case Q5_K -> Q5_KKernel.Scalar.INSTANCE;
+            case Q6_K -> Q6_KKernel.Scalar.INSTANCE;
+            default -> throw new IllegalStateException("unreachable: " + w.type());
+        };
+    }
+
+    /** One thread's reusable call state: the activation scratch and the two range tasks, so a call allocates nothing. */
+    private static final class Call {
+        final Activations activations = new Activations();
+        FormatKernel kernel;
+        WeightMatrix w;
+        float[] out;
+        int outOffset, outStride;
+
+        final ComputePool.RangeTask quantizeTask = (start, end, worker) -> activations.quantize(start, end);
+        final ComputePool.RangeTask rowTask = (start, end, worker) ->
+                kernel.compute(w, activations, start * ROW_GRAIN, Math.min(w.rows(), end * ROW_GRAIN), out, outOffset, outStride);
+
+        void set(FormatKernel kernel, WeightMatrix w, float[] x, int xOffset, int xStride, int nTokens, float[] out, int outOffset, int outStride) {
+            this.kernel = kernel;
+            this.w = w;
+            this.out = out;
+            this.outOffset = outOffset;
+            this.outStride = outStride;
+            activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, w.cols());
+        }
+
+        /** Drops references to the caller's arrays and weights so they are not kept alive by the thread. */
+        void clear() {
+            w = null;
+            out = null;
+            activations.x = null;
+        }
     }
 }

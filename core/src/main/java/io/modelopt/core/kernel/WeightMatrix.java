@@ -1,40 +1,96 @@
 package io.modelopt.core.kernel;
 
+import io.modelopt.core.quant.BF16;
+import io.modelopt.core.quant.F16;
+import io.modelopt.core.quant.Q4_0;
+import io.modelopt.core.quant.Q4_1;
+import io.modelopt.core.quant.Q4_K;
+import io.modelopt.core.quant.Q5_0;
+import io.modelopt.core.quant.Q5_K;
+import io.modelopt.core.quant.Q6_K;
+import io.modelopt.core.quant.Q8_0;
 import io.modelopt.core.tensor.GgmlType;
 import io.modelopt.core.tensor.TensorData;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import java.util.EnumSet;
+import java.util.Set;
 
 /**
  * A 2-D weight ready for {@link MatMul}: {@code rows} output features of {@code cols} inputs each
- * (ggml ne1 = rows, ne0 = cols), in the tensor's own format. Placeholder: the kernels issue
- * puts format dispatch (and any load-time repacking) here.
+ * (ggml ne1 = rows, ne0 = cols; a tensor of more dimensions is read as {@code ne1·ne2·…} rows),
+ * read in place from the tensor's own bytes (usually the mapped model file), in its own format.
  */
 public final class WeightMatrix {
+    /** The weight formats {@link MatMul} has kernels for. */
+    public static final Set<GgmlType> SUPPORTED = EnumSet.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0,
+            GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K);
+
     private final TensorData tensor;
+    private final MemorySegment data;
     private final int rows, cols;
+    private final long rowBytes;
 
     private WeightMatrix(TensorData t) {
         this.tensor = t;
-        this.cols = Math.toIntExact(t.rowLength());
-        this.rows = Math.toIntExact(t.rows());
+        this.data = t.data();
+        long c = t.rowLength(), r = t.rows();
+        if (c > Integer.MAX_VALUE || r > Integer.MAX_VALUE || c * r > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("tensor " + t.name() + " is too large for a weight matrix: " + t);
+        }
+        this.cols = (int) c;
+        this.rows = (int) r;
+        this.rowBytes = t.rowBytes();
     }
 
-    public static WeightMatrix of(TensorData t) { return new WeightMatrix(t); }
+    /**
+     * Wraps a tensor. Throws {@link UnsupportedOperationException} naming the tensor when its type
+     * has no matmul kernel (see {@link #SUPPORTED}).
+     */
+    public static WeightMatrix of(TensorData t) {
+        if (!SUPPORTED.contains(t.type())) {
+            throw new UnsupportedOperationException("tensor " + t.name() + ": no matmul kernel for type " + t.type() + " (supported: " + SUPPORTED + ")");
+        }
+        return new WeightMatrix(t);
+    }
 
     public int rows() { return rows; }
     public int cols() { return cols; }
     public GgmlType type() { return tensor.type(); }
     public TensorData tensor() { return tensor; }
 
-    /** Dequantizes row {@code row} into {@code dst[off .. off+cols)} (embedding lookup). */
+    /** The weight bytes, row after row, {@link #rowBytes()} each. */
+    MemorySegment data() { return data; }
+
+    /** Bytes of one row in the tensor's format. */
+    public long rowBytes() { return rowBytes; }
+
+    /** Bytes of the weights as stored ({@code rows · rowBytes}). */
+    public long byteSize() { return rowBytes * rows; }
+
+    /** Bytes this matrix holds beyond the tensor's own (a load-time repacked copy); 0: weights are read in place. */
+    public long residentBytes() { return 0; }
+
+    /** Dequantizes row {@code row} into {@code dst[off .. off+cols)} (embedding lookup), with the format's reference decoder. */
     public void dequantizeRow(int row, float[] dst, int off) {
-        MemorySegment d = tensor.data();
-        long base = row * tensor.rowBytes();
+        if (row < 0 || row >= rows) throw new IllegalArgumentException("row " + row + " out of [0, " + rows + ") in " + tensor.name());
+        if (off < 0 || off > dst.length - cols) throw new IllegalArgumentException("dst has room for " + (dst.length - off) + " of " + cols + " elements at " + off);
+        long base = row * rowBytes;
         switch (tensor.type()) {
-            case F32 -> MemorySegment.copy(d, ValueLayout.JAVA_FLOAT_UNALIGNED, base, dst, off, cols);
-            case F16 -> { for (int i = 0; i < cols; i++) dst[off + i] = Float.float16ToFloat(d.get(ValueLayout.JAVA_SHORT_UNALIGNED, base + 2L * i)); }
-            default -> throw new UnsupportedOperationException("no kernel yet for " + tensor.type());
+            case F32 -> MemorySegment.copy(data, WeightData.FLOAT, base, dst, off, cols);
+            case F16 -> F16.dequantize(data, base, dst, off, cols);
+            case BF16 -> BF16.dequantize(data, base, dst, off, cols);
+            case Q8_0 -> Q8_0.dequantize(data, base, dst, off, cols);
+            case Q4_0 -> Q4_0.dequantize(data, base, dst, off, cols);
+            case Q4_1 -> Q4_1.dequantize(data, base, dst, off, cols);
+            case Q5_0 -> Q5_0.dequantize(data, base, dst, off, cols);
+            case Q4_K -> Q4_K.dequantize(data, base, dst, off, cols);
+            case Q5_K -> Q5_K.dequantize(data, base, dst, off, cols);
+            case Q6_K -> Q6_K.dequantize(data, base, dst, off, cols);
+            default -> throw new IllegalStateException("unreachable: " + tensor.type());
         }
+    }
+
+    @Override public String toString() {
+        return "WeightMatrix[" + tensor.name() + " " + type() + " " + rows + "x" + cols + "]";
     }
 }

@@ -1,21 +1,30 @@
 package io.modelopt.core.tokenizer;
 
+import io.modelopt.core.ModelFormatException;
 import java.nio.file.Path;
 
-/** Builds the right {@link Tokenizer} for a model's files. (Bodies arrive with the tokenizer work.) */
+/** Builds the right {@link Tokenizer} for a model's files. */
 public final class Tokenizers {
     private Tokenizers() {}
 
-    /** From a GGUF's embedded vocabulary. */
+    /**
+     * From a GGUF's embedded vocabulary: {@code tokenizer.ggml.model} "llama" gives llama.cpp's
+     * SentencePiece tokenizer, "gpt2" its byte-level BPE tokenizer; other models are refused.
+     * Problems are {@link ModelFormatException}s without a file (the caller knows which GGUF it read).
+     */
     public static Tokenizer fromGguf(GgufVocabulary vocab) {
-        throw new UnsupportedOperationException("GGUF tokenizers not implemented yet");
+        String model = vocab.model();
+        if ("llama".equals(model)) return new GgufSpmTokenizer(vocab);
+        if ("gpt2".equals(model)) return new GgufBpeTokenizer(vocab);
+        throw new ModelFormatException(null, "unsupported tokenizer.ggml.model '" + model + "' (supported: llama, gpt2)");
     }
 
     /**
-     * From a Hugging Face model directory: {@code tokenizer.json}, plus {@code tokenizer_config.json}
-     * (add_bos_token/add_eos_token, added tokens) when present.
+     * From a Hugging Face model directory: {@code tokenizer.json} (BPE model), plus
+     * {@code tokenizer_config.json} (add_bos_token/add_eos_token, bos/eos tokens,
+     * clean_up_tokenization_spaces) when present.
      */
     public static Tokenizer fromHuggingFace(Path modelDir) {
-        throw new UnsupportedOperationException("tokenizer.json not implemented yet");
+        return HfTokenizerLoader.load(modelDir);
     }
 }

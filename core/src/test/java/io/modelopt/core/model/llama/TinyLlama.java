@@ -22,7 +22,7 @@ import java.util.Random;
  * the Q/K rows (and biases) are stored permuted exactly as llama.cpp's converter permutes them,
  * so the engine must give the same logits either way.
  */
-final class TinyLlama implements ModelSource {
+public final class TinyLlama implements ModelSource {
     private final ModelConfig config;
     private final Arena arena = Arena.ofShared();
     private final Map<String, TensorData> tensors = new LinkedHashMap<>();
@@ -30,7 +30,7 @@ final class TinyLlama implements ModelSource {
     private final Map<String, double[][]> hf = new LinkedHashMap<>();
     private final Map<String, double[]> vectors = new LinkedHashMap<>();
 
-    TinyLlama(ModelConfig c, long seed) {
+    public TinyLlama(ModelConfig c, long seed) {
         this.config = c;
         Random r = new Random(seed);
         int h = c.hiddenSize();
@@ -89,7 +89,7 @@ final class TinyLlama implements ModelSource {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     /** Float64 logits at every position of {@code tokens} (positions 0..n-1), computed from scratch. */
-    double[][] referenceLogits(int[] tokens, double[] invFreq) {
+    public double[][] referenceLogits(int[] tokens, double[] invFreq) {
         ModelConfig c = config;
         int n = tokens.length, h = c.hiddenSize(), hd = c.headDim(), half = hd / 2;
         double[][] x = new double[n][];
@@ -135,7 +135,7 @@ final class TinyLlama implements ModelSource {
         return out;
     }
 
-    static double[] plainInvFreq(int headDim, double theta) {
+    public static double[] plainInvFreq(int headDim, double theta) {
         double[] f = new double[headDim / 2];
         for (int i = 0; i < f.length; i++) f[i] = Math.pow(theta, -2.0 * i / headDim);
         return f;

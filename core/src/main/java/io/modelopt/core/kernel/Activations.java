@@ -1,0 +1,100 @@
+package io.modelopt.core.kernel;
+
+import io.modelopt.core.quant.Q8_0;
+import io.modelopt.core.quant.Q8_K;
+
+/**
+ * The activations of one matmul call in the form the weight format's dot product reads, kept in
+ * reusable scratch arrays (grown, never shrunk) so that a steady-state call allocates nothing.
+ *
+ * <ul>
+ *   <li>{@link Kind#F32}: nothing is copied; kernels read {@code x[xOff + t*xStride + k]}.
+ *   <li>{@link Kind#Q8_0}: llama.cpp's x86 {@code quantize_row_q8_0} per token; quants as exact
+ *       integer floats in {@code q[t*cols + k]}, half-rounded scales in {@code d[t*blocks + b]}
+ *   <li>{@link Kind#Q8_1}: the same quants and scales plus, for the Q4_1 dot product
+ *       ({@code block_q8_1}), {@code s[t*blocks + b] = half(d·Σq)}.
+ *   <li>{@link Kind#Q8_K}: {@code quantize_row_q8_K}; quants in {@code q}, float scales in
+ *       {@code d[t*blocks + b]}, sums of 16 quants in {@code bsums[t*cols/16 + j]}.
+ * </ul>
+ */
+final class Activations {
+    enum Kind { F32, Q8_0, Q8_1, Q8_K }
+
+    Kind kind;
+    int nTokens, cols;
+    float[] x;
+    int xOff, xStride;
+
+    float[] q = new float[0];
+    float[] d = new float[0];
+    float[] s = new float[0];
+    int[] bsums = new int[0];
+
+    /** Blocks per token row of the quantized forms. */
+    int blocks;
+
+    /** Records the call's activations and sizes the scratch; {@link #quantize} then fills a token range. */
+    void prepare(Kind kind, float[] x, int xOff, int xStride, int nTokens, int cols) {
+        this.kind = kind;
+        this.x = x;
+        this.xOff = xOff;
+        this.xStride = xStride;
+        this.nTokens = nTokens;
+        this.cols = cols;
+        switch (kind) {
+            case F32 -> blocks = 0;
+            case Q8_0, Q8_1 -> {
+                blocks = cols / Q8_0.BLOCK_ELEMENTS;
+                q = grow(q, nTokens * cols);
+                d = grow(d, nTokens * blocks);
+                s = grow(s, nTokens * blocks);
+            }
+            case Q8_K -> {
+                blocks = cols / Q8_K.BLOCK_ELEMENTS;
+                q = grow(q, nTokens * cols);
+                d = grow(d, nTokens * blocks);
+                bsums = grow(bsums, nTokens * (cols / 16));
+            }
+        }
+    }
+
+    /** Quantizes tokens {@code [t0, t1)}; independent per token, so callers may split the range over threads. */
+    void quantize(int t0, int t1) {
+        for (int t = t0; t < t1; t++) {
+            int src = xOff + t * xStride;
+            switch (kind) {
+                case F32 -> { }
+                case Q8_0 -> Q8_0.quantizeActivations(x, src, cols, q, t * cols, d, t * blocks);
+                case Q8_1 -> {
+                    Q8_0.quantizeActivations(x, src, cols, q, t * cols, d, t * blocks);
+                    for (int b = 0; b < blocks; b++) {
+                        int sum = 0;
+                        for (int j = 0; j < 32; j++) sum += (int) q[t * cols + b * 32 + j];
+                        // block_q8_1.s as the x86 quantize_row_q8_1 stores it: half(d * Σq) with d not yet rounded.
+                        s[t * blocks + b] = Float.float16ToFloat(Float.floatToFloat16(q8_1UnroundedD(src + b * 32) * sum));
+                    }
+                }
+                case Q8_K -> Q8_K.quantizeActivations(x, src, cols, q, t * cols, d, t * blocks, bsums, t * (cols / 16));
+            }
+        }
+    }
+
+    /** The unrounded {@code amax / 127} of a 32-element block (NaN if the block is not finite). */
+    private float q8_1UnroundedD(int at) {
+        float amax = 0;
+        for (int j = 0; j < 32; j++) {
+            float v = x[at + j];
+            if (!Float.isFinite(v)) return Float.NaN;
+            amax = Math.max(amax, Math.abs(v));
+        }
+        return amax / 127.f;
+    }
+
+    private static float[] grow(float[] a, int n) {
+        return a.length >= n ? a : new float[Math.max(n, a.length + a.length / 2)];
+    }
+
+    private static int[] grow(int[] a, int n) {
+        return a.length >= n ? a : new int[Math.max(n, a.length + a.length / 2)];
+    }
+}

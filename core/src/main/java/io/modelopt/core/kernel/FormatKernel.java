@@ -1,0 +1,17 @@
+package io.modelopt.core.kernel;
+
+/**
+ * The dot products of one weight format, over a range of weight rows and all tokens of a call.
+ * Implementations are stateless singletons: a scalar one written plainly after ggml's generic
+ * {@code ggml_vec_dot_*} and a Vector API one, both reading the weights in place.
+ */
+interface FormatKernel {
+    /** The form the activations must be in ({@link Activations#prepare}). */
+    Activations.Kind activations();
+
+    /**
+     * {@code out[outOff + t*outStride + r] = Σ_k W[r][k]·x_t[k]} for rows {@code [rowStart, rowEnd)}
+     * and tokens {@code [0, a.nTokens)}.
+     */
+    void compute(WeightMatrix w, Activations a, int rowStart, int rowEnd, float[] out, int outOff, int outStride);
+}

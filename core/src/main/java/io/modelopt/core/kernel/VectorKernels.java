@@ -1,0 +1,24 @@
+package io.modelopt.core.kernel;
+
+import io.modelopt.core.tensor.GgmlType;
+
+/** The Vector API kernels by format; only referenced (so only loaded) in {@link KernelMode#VECTOR}. */
+final class VectorKernels {
+    private VectorKernels() {}
+
+    static FormatKernel forType(GgmlType type) {
+        return switch (type) {
+            case F32 -> F32Kernel.Scalar.INSTANCE;
+            case F16 -> F16Kernel.Scalar.INSTANCE;
+            case BF16 -> BF16Kernel.Scalar.INSTANCE;
+            case Q8_0 -> Q8_0Kernel.Scalar.INSTANCE;
+            case Q4_0 -> Q4_0Kernel.Scalar.INSTANCE;
+            case Q4_1 -> Q4_1Kernel.Scalar.INSTANCE;
+            case Q5_0 -> Q5_0Kernel.Scalar.INSTANCE;
+            case Q4_K -> Q4_KKernel.Scalar.INSTANCE;
+            case Q5_K -> Q5_KKernel.Scalar.INSTANCE;
+            case Q6_K -> Q6_KKernel.Scalar.INSTANCE;
+            default -> throw new IllegalStateException("unreachable: " + type);
+        };
+    }
+}

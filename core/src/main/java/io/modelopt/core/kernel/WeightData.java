@@ -1,0 +1,26 @@
+package io.modelopt.core.kernel;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/** Little-endian unaligned layouts for reading weight bytes in place, and the half-float helpers the scalar kernels share. */
+final class WeightData {
+    private WeightData() {}
+
+    static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    static float half(MemorySegment m, long off) {
+        return Float.float16ToFloat(m.get(SHORT, off));
+    }
+
+    static int u8(MemorySegment m, long off) {
+        return m.get(ValueLayout.JAVA_BYTE, off) & 0xFF;
+    }
+
+    static int s8(MemorySegment m, long off) {
+        return m.get(ValueLayout.JAVA_BYTE, off);
+    }
+}
