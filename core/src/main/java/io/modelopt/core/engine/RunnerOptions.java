@@ -1,5 +1,6 @@
 package io.modelopt.core.engine;
 
+import io.modelopt.core.kernel.ComputePool;
 import io.modelopt.core.kernel.KernelMode;
 import io.modelopt.core.kv.KvDtype;
 import java.util.Objects;
@@ -15,9 +16,12 @@ import java.util.Objects;
  * @param maxSequences   default number of sequences of {@link ModelRunner#newKvCache()}
  * @param contextLength  positions a sequence may use; 0 = the model's trained context length
  * @param kernelMode     Vector API or scalar element-wise kernels
+ * @param computePool    a pool shared with other runners (e.g. the base and quantized models of a
+ *                       KL comparison), which the runner does not close; or null for a pool of
+ *                       {@code threads} workers owned by the runner. Given a pool, {@code threads} is its size.
  */
 public record RunnerOptions(int threads, KvDtype kvDtype, int maxBatchTokens, int maxLogitsRows, int maxSequences,
-                            int contextLength, KernelMode kernelMode) {
+                            int contextLength, KernelMode kernelMode, ComputePool computePool) {
 
     public RunnerOptions {
         Objects.requireNonNull(kvDtype, "kvDtype");
@@ -27,6 +31,9 @@ public record RunnerOptions(int threads, KvDtype kvDtype, int maxBatchTokens, in
         positive("maxLogitsRows", maxLogitsRows);
         positive("maxSequences", maxSequences);
         if (contextLength < 0) throw new IllegalArgumentException("contextLength (" + contextLength + ") must be >= 0 (0 = the model's)");
+        if (computePool != null && computePool.threads() != threads) {
+            throw new IllegalArgumentException("threads (" + threads + ") differs from the shared compute pool's " + computePool.threads());
+        }
         if (maxLogitsRows > maxBatchTokens) {
             throw new IllegalArgumentException("maxLogitsRows (" + maxLogitsRows + ") must not exceed maxBatchTokens (" + maxBatchTokens + ")");
         }
@@ -43,7 +50,7 @@ public record RunnerOptions(int threads, KvDtype kvDtype, int maxBatchTokens, in
 
     public Builder toBuilder() {
         return new Builder().threads(threads).kvDtype(kvDtype).maxBatchTokens(maxBatchTokens).maxLogitsRows(maxLogitsRows)
-                .maxSequences(maxSequences).contextLength(contextLength).kernelMode(kernelMode);
+                .maxSequences(maxSequences).contextLength(contextLength).kernelMode(kernelMode).computePool(computePool);
     }
 
     /** The context length to use for a model trained with {@code trained} positions. */
@@ -57,6 +64,7 @@ public record RunnerOptions(int threads, KvDtype kvDtype, int maxBatchTokens, in
         private int maxSequences = 1;
         private int contextLength;
         private KernelMode kernelMode = KernelMode.DEFAULT;
+        private ComputePool computePool;
 
         /** Worker threads (default: available processors). */
         public Builder threads(int v) { threads = v; return this; }
@@ -72,10 +80,12 @@ public record RunnerOptions(int threads, KvDtype kvDtype, int maxBatchTokens, in
         public Builder contextLength(int v) { contextLength = v; return this; }
         /** Kernel implementation (default {@link KernelMode#DEFAULT}). */
         public Builder kernelMode(KernelMode v) { kernelMode = v; return this; }
+        /** Run on a shared pool the runner does not own (default: none, the runner makes its own of {@link #threads} workers). */
+        public Builder computePool(ComputePool v) { computePool = v; return this; }
 
         public RunnerOptions build() {
-            return new RunnerOptions(threads, kvDtype, maxBatchTokens, maxLogitsRows < 0 ? maxBatchTokens : maxLogitsRows,
-                    maxSequences, contextLength, kernelMode);
+            return new RunnerOptions(computePool != null ? computePool.threads() : threads, kvDtype, maxBatchTokens,
+                    maxLogitsRows < 0 ? maxBatchTokens : maxLogitsRows, maxSequences, contextLength, kernelMode, computePool);
         }
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.modelopt.core.engine.ModelRunner;
+import io.modelopt.core.kernel.ComputePool;
 import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.kv.KvDtype;
 import io.modelopt.core.model.ModelConfig;
@@ -118,7 +119,9 @@ class TinyModelEvaluationTest {
         int[] tokens = stream(16 * 4, 3);
         WindowProtocol p = WindowProtocol.llamaCpp(16, BOS);
         try (TinyLlama model = new TinyLlama(CONFIG, 9); TinyLlama other = new TinyLlama(CONFIG, 10);
-             ModelRunner a = LlamaRunner.load(model, opts(64, 64)); ModelRunner b = LlamaRunner.load(model, opts(16, 5));
+             ComputePool shared = new ComputePool(2);
+             ModelRunner a = LlamaRunner.load(model, opts(64, 64).toBuilder().computePool(shared).build());
+             ModelRunner b = LlamaRunner.load(model, opts(16, 5).toBuilder().computePool(shared).build());
              ModelRunner f16 = LlamaRunner.load(model, opts(64, 64).toBuilder().kvDtype(KvDtype.F16).build());
              ModelRunner c = LlamaRunner.load(other, opts(64, 64))) {
             KlDivergence.Result same = KlDivergence.compare(a, b, tokens, p, null);

@@ -47,6 +47,7 @@ public final class LlamaRunner implements ModelRunner {
     private final RunnerOptions options;
     private final LlamaWeights weights;
     private final ComputePool pool;
+    private final boolean ownsPool;
     private final KernelMode mode;
     private final Rope rope;
     private final RopeConvention ropeConvention;
@@ -127,7 +128,8 @@ public final class LlamaRunner implements ModelRunner {
             throw new IllegalArgumentException("buffers for " + n + " batch tokens / " + r + " logits rows of this model exceed 2^31 floats; lower maxBatchTokens or maxLogitsRows", e);
         }
         this.logits = new Logits(logitsBuffer, vocab);
-        this.pool = new ComputePool(options.threads());
+        this.ownsPool = options.computePool() == null;
+        this.pool = ownsPool ? new ComputePool(options.threads()) : options.computePool();
         this.scores = new float[options.threads()][contextLength];
         this.rowOffsets = new long[options.threads()][contextLength];
         LOG.info("cpu runner: {} ({} kernels, {} threads, {} batch tokens, {} logits rows, context {}, KV {}{})",
@@ -310,7 +312,7 @@ public final class LlamaRunner implements ModelRunner {
     @Override public void close() {
         if (!closed) {
             closed = true;
-            pool.close();
+            if (ownsPool) pool.close();
         }
     }
 
