@@ -42,7 +42,8 @@ public final class GenerateCommand implements Command {
                   --seed S              random seed of the sampler (default: random, printed in the stats)
                   --stop STR            stop when the text contains STR (STR itself is not printed)
                   --threads T           worker threads (default: all processors)
-                  --ctx N               context length: prompt + generated tokens (default: the model's)
+                  --ctx N               context length: prompt + generated tokens (default and maximum:
+                                        the model's trained context length)
                   --kv f16|f32          KV cache element type (default f16)
                   --echo                print the prompt before the generated text
                 Generation ends at an end-of-sequence token, the stop string, --max-tokens, or when

@@ -32,14 +32,16 @@ public final class PerplexityCommand implements Command {
                 usage: modelopt perplexity --model MODEL --text FILE [options]
                   --model MODEL         a .gguf file or a Hugging Face model directory
                   --text FILE           UTF-8 text, tokenized as one string (with BOS as the tokenizer adds it)
-                  --ctx N               tokens per window (default: the model's trained context length)
+                  --ctx N               tokens per window (default and maximum: the model's trained context length)
                   --method M            llama.cpp (default): llama-perplexity's protocol, BOS at each window
                                         start, the second half of each window scored;
                                         windows: non-overlapping windows as they are, every next token
                                         scored (the GPTQ/AWQ papers' protocol)
                   --chunks N            evaluate only the first N windows (default: all)
                   --threads T           worker threads (default: all processors)
-                  --kv f16|f32          KV cache element type (default f16, as llama.cpp)""";
+                  --kv f16|f32          KV cache element type (default f16, as llama.cpp)
+                Prints tokens, windows, scored tokens, mean NLL, the +/- llama.cpp prints and seconds;
+                the last line is "perplexity: <value>". Progress goes to stderr.""";
     }
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
