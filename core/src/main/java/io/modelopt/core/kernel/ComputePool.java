@@ -141,17 +141,20 @@ public final class ComputePool implements AutoCloseable {
         final int index;
         final Thread thread;
         volatile boolean parked;
+        /**
+         * The last generation this worker has run, fixed before its thread starts: a thread that
+         * read it itself could start after the first call's bump and then miss that call.
+         */
+        private int seen;
 
         Worker(int index) {
             this.index = index;
+            this.seen = generation;
             this.thread = new PoolThread(ComputePool.this, this, "modelopt-compute-" + index);
             this.thread.setDaemon(true);
         }
 
         @Override public void run() {
-            // Not "generation": a parallelFor may already have bumped it before this thread got
-            // to run, and that job would then be missed (its caller waiting forever).
-            int seen = 0;
             while (true) {
                 int g = awaitGeneration(seen);
                 if (g == seen) return; // closed
