@@ -15,9 +15,9 @@ final class VectorKernels {
             case Q4_0 -> Q4_0Kernel.Vectorized.INSTANCE;
             case Q4_1 -> Q4_1Kernel.Vectorized.INSTANCE;
             case Q5_0 -> Q5_0Kernel.Vectorized.INSTANCE;
-            case Q4_K -> Q4_KKernel.Scalar.INSTANCE;
-            case Q5_K -> Q5_KKernel.Scalar.INSTANCE;
-            case Q6_K -> Q6_KKernel.Scalar.INSTANCE;
+            case Q4_K -> Q4_KKernel.Vectorized.INSTANCE;
+            case Q5_K -> Q5_KKernel.Vectorized.INSTANCE;
+            case Q6_K -> Q6_KKernel.Vectorized.INSTANCE;
             default -> throw new IllegalStateException("unreachable: " + type);
         };
     }
