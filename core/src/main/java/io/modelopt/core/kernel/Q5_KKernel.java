@@ -82,8 +82,10 @@ final class Q5_KKernel {
                 IntVector h1 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + Q5_K.QH + 16, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                 FloatVector sb = FloatVector.zero(Simd.F);
                 int summ = 0;
+                // the 12 scale bytes as three little-endian ints: bytes 0-3, 4-7, 8-11
+                int s0 = m.get(WeightData.INT, blk + Q5_K.SCALES), s1 = m.get(WeightData.INT, blk + Q5_K.SCALES + 4), s2 = m.get(WeightData.INT, blk + Q5_K.SCALES + 8);
                 for (int p = 0; p < 4; p++) {
-                    int sm0 = Q5_K.scaleMin(m, blk, 2 * p), sm1 = Q5_K.scaleMin(m, blk, 2 * p + 1);
+                    int sm0 = scaleMin(s0, s1, s2, 2 * p), sm1 = scaleMin(s0, s1, s2, 2 * p + 1);
                     long qs = blk + Q5_K.QS + 32L * p;
                     int xo = qo + 256 * b + 64 * p;
                     IntVector v0 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
@@ -93,10 +95,10 @@ final class Q5_KKernel {
                     IntVector b01 = h1.lanewise(VectorOperators.LSHR, 2 * p).and(1).lanewise(VectorOperators.LSHL, 4);
                     IntVector b10 = h0.lanewise(VectorOperators.LSHR, 2 * p + 1).and(1).lanewise(VectorOperators.LSHL, 4);
                     IntVector b11 = h1.lanewise(VectorOperators.LSHR, 2 * p + 1).and(1).lanewise(VectorOperators.LSHL, 4);
-                    FloatVector lo = ((FloatVector) v1.and(0xF).or(b01).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo + 16))
-                            .add(((FloatVector) v0.and(0xF).or(b00).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo)));
-                    FloatVector hi = ((FloatVector) v1.lanewise(VectorOperators.LSHR, 4).or(b11).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo + 48))
-                            .add(((FloatVector) v0.lanewise(VectorOperators.LSHR, 4).or(b10).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo + 32)));
+                    FloatVector lo = ((FloatVector) v1.and(0xF).or(b01).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + 16),
+                            ((FloatVector) v0.and(0xF).or(b00).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo)));
+                    FloatVector hi = ((FloatVector) v1.lanewise(VectorOperators.LSHR, 4).or(b11).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + 48),
+                            ((FloatVector) v0.lanewise(VectorOperators.LSHR, 4).or(b10).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo + 32)));
                     sb = lo.fma(FloatVector.broadcast(Simd.F, (float) (sm0 & 0xFF)), sb);
                     sb = hi.fma(FloatVector.broadcast(Simd.F, (float) (sm1 & 0xFF)), sb);
                     int bj = bo + 16 * b + 4 * p;
@@ -106,6 +108,16 @@ final class Q5_KKernel {
                 mins += dx * WeightData.half(m, blk + Q5_K.DMIN) * summ;
             }
             return acc.reduceLanes(VectorOperators.ADD) - mins;
+        }
+
+        /** {@code get_scale_min_k4} on the scale bytes held in three ints: {@code scale | min << 8} of sub-block {@code j}. */
+        private static int scaleMin(int s0, int s1, int s2, int j) {
+            if (j < 4) return ((s0 >>> (8 * j)) & 63) | (((s1 >>> (8 * j)) & 63) << 8);
+            int k = 8 * (j - 4);
+            int low = (s2 >>> k) & 0xFF;
+            int sc = (low & 0xF) | (((s0 >>> k) & 0xC0) >>> 2);
+            int mn = (low >>> 4) | (((s1 >>> k) & 0xC0) >>> 2);
+            return sc | (mn << 8);
         }
     }
 }
