@@ -100,8 +100,14 @@ public final class ComputePool implements AutoCloseable {
         }
         int spins = 0;
         while (pending.get() != 0) {
-            if (++spins < 1 << 16) Thread.onSpinWait();
-            else Thread.yield();
+            if (++spins < 1 << 16) {
+                Thread.onSpinWait();
+            } else {
+                // A long wait: the workers were parked and are being scheduled. Unparking again is
+                // harmless and guards against any lost wake-up; yielding leaves the core to them.
+                for (Worker w : workers) if (w.parked) LockSupport.unpark(w.thread);
+                Thread.yield();
+            }
         }
         this.task = null;
         Throwable t = own != null ? own : failure;
