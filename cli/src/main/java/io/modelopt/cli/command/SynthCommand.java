@@ -55,6 +55,14 @@ public final class SynthCommand implements Command {
             if (Files.exists(written) && !args.has("force")) {
                 throw new IllegalArgumentException(written + " exists; pass --force to overwrite it");
             }
+            Path parent = written.toAbsolutePath().getParent();
+            if (parent != null) {
+                try {
+                    Files.createDirectories(parent);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException("cannot create folder " + parent + ": " + e.getMessage(), e);
+                }
+            }
             model.write(format, written, bar);
         } else {
             SyntheticModelCache cache = SyntheticModelCache.atDefaultLocation();
