@@ -63,6 +63,30 @@ final class Q4_KKernel {
     static final class Vectorized implements FormatKernel {
         static final Vectorized INSTANCE = new Vectorized();
 
+        /** Each sub-block: {@code (d·sc)·q − dmin·m} with one rounding (an FMA), as the reference's single rounding. */
+        @Override public void dequantizeRows(WeightMatrix w, int row, int n, float[] dst) {
+            MemorySegment m = w.data();
+            long base = row * w.rowBytes();
+            int blocks = n * (w.cols() / 256);
+            for (int b = 0; b < blocks; b++) {
+                long blk = base + (long) b * BLOCK_BYTES;
+                float dw = WeightData.half(m, blk + Q4_K.D), dmin = WeightData.half(m, blk + Q4_K.DMIN);
+                int s0 = m.get(WeightData.INT, blk + Q4_K.SCALES), s1 = m.get(WeightData.INT, blk + Q4_K.SCALES + 4), s2 = m.get(WeightData.INT, blk + Q4_K.SCALES + 8);
+                for (int p = 0; p < 4; p++) {
+                    int sm0 = scaleMin(s0, s1, s2, 2 * p), sm1 = scaleMin(s0, s1, s2, 2 * p + 1);
+                    FloatVector d0 = FloatVector.broadcast(Simd.F, dw * (sm0 & 0xFF)), m0 = FloatVector.broadcast(Simd.F, -(dmin * (sm0 >>> 8)));
+                    FloatVector d1 = FloatVector.broadcast(Simd.F, dw * (sm1 & 0xFF)), m1 = FloatVector.broadcast(Simd.F, -(dmin * (sm1 >>> 8)));
+                    long qs = blk + Q4_K.QS + 32L * p;
+                    int y = 256 * b + 64 * p;
+                    for (int h = 0; h < 2; h++) {
+                        IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs + 16 * h, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                        ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)).fma(d0, m0).intoArray(dst, y + 16 * h);
+                        ((FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(d1, m1).intoArray(dst, y + 32 + 16 * h);
+                    }
+                }
+            }
+        }
+
         @Override public Activations.Kind activations() { return Activations.Kind.Q8_K; }
 
         @Override public void compute(WeightMatrix w, Activations a, int rowStart, int rowEnd, float[] out, int outOff, int outStride) {

@@ -67,6 +67,34 @@ final class Q6_KKernel {
     static final class Vectorized implements FormatKernel {
         static final Vectorized INSTANCE = new Vectorized();
 
+        /** Each 16-element sub-block: {@code (q − 32)·(d·sc)} (same floats as the reference). */
+        @Override public void dequantizeRows(WeightMatrix w, int row, int n, float[] dst) {
+            MemorySegment m = w.data();
+            long base = row * w.rowBytes();
+            int blocks = n * (w.cols() / 256);
+            for (int b = 0; b < blocks; b++) {
+                long blk = base + (long) b * BLOCK_BYTES;
+                float dw = WeightData.half(m, blk + Q6_K.D);
+                for (int half = 0; half < 2; half++) {
+                    long ql = blk + Q6_K.QL + 64L * half, qh = blk + Q6_K.QH + 32L * half, sc = blk + Q6_K.SCALES + 8L * half;
+                    for (int l = 0; l < 32; l += 16) {
+                        int y = 256 * b + 128 * half + l, is = l / 16;
+                        IntVector va = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, ql + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                        IntVector vb = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, ql + 32 + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                        IntVector vh = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qh + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                        va.and(0xF).or(vh.and(3).lanewise(VectorOperators.LSHL, 4)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32)
+                                .mul(dw * WeightData.s8(m, sc + is)).intoArray(dst, y);
+                        vb.and(0xF).or(vh.and(0xC).lanewise(VectorOperators.LSHL, 2)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32)
+                                .mul(dw * WeightData.s8(m, sc + is + 2)).intoArray(dst, y + 32);
+                        va.lanewise(VectorOperators.LSHR, 4).or(vh.and(0x30)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32)
+                                .mul(dw * WeightData.s8(m, sc + is + 4)).intoArray(dst, y + 64);
+                        vb.lanewise(VectorOperators.LSHR, 4).or(vh.lanewise(VectorOperators.LSHR, 2).and(0x30)).or(Simd.MAGIC_BITS).reinterpretAsFloats()
+                                .sub(Simd.MAGIC + 32).mul(dw * WeightData.s8(m, sc + is + 6)).intoArray(dst, y + 96);
+                    }
+                }
+            }
+        }
+
         @Override public Activations.Kind activations() { return Activations.Kind.Q8_K; }
 
         @Override public void compute(WeightMatrix w, Activations a, int rowStart, int rowEnd, float[] out, int outOff, int outStride) {
