@@ -94,12 +94,18 @@ final class Activations {
                 }
                 case Q8_K -> Q8_K.quantizeActivations(x, src, cols, q, t * cols, d, t * blocks, bsums, t * (cols / 16));
             }
-            if (transposed) {
-                switch (kind) {
-                    case F32 -> { for (int k = 0; k < cols; k++) xt[k * tPad + t] = x[src + k]; }
-                    case Q8_0, Q8_1 -> { for (int k = 0; k < cols; k++) xt[k * tPad + t] = q[t * cols + k] * d[t * blocks + k / 32]; }
-                    case Q8_K -> { for (int k = 0; k < cols; k++) xt[k * tPad + t] = q[t * cols + k] * d[t * blocks + k / 256]; }
-                }
+        }
+        if (transposed) transpose(t0, t1);
+    }
+
+    /** Fills {@code xt} for tokens {@code [t0, t1)}: column by column, so the writes run contiguously over the tokens. */
+    private void transpose(int t0, int t1) {
+        for (int k = 0; k < cols; k++) {
+            int dst = k * tPad;
+            switch (kind) {
+                case F32 -> { for (int t = t0; t < t1; t++) xt[dst + t] = x[xOff + t * xStride + k]; }
+                case Q8_0, Q8_1 -> { for (int t = t0; t < t1; t++) xt[dst + t] = q[t * cols + k] * d[t * blocks + k / 32]; }
+                case Q8_K -> { for (int t = t0; t < t1; t++) xt[dst + t] = q[t * cols + k] * d[t * blocks + k / 256]; }
             }
         }
     }
