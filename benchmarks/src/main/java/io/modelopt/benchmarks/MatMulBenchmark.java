@@ -12,8 +12,11 @@ import io.modelopt.core.tensor.GgmlType;
 import io.modelopt.core.tensor.TensorData;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import jdk.incubator.vector.LongVector;
+import jdk.incubator.vector.VectorOperators;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -132,6 +135,38 @@ public class MatMulBenchmark {
     public static class Traffic {
         public long weightBytes;
     }
+
+    /**
+     * The roofline under the same conditions: the same bytes (same copies, same threads) only
+     * read, with 512-bit loads and a XOR. Compare {@code weightBytes} of {@link #matmul} with it.
+     */
+    @Benchmark
+    public long readOnly(Traffic traffic) {
+        MemorySegment m = copies[next].tensor().data();
+        next = next + 1 == copies.length ? 0 : next + 1;
+        reading = m;
+        pool.parallelFor(threads, readTask);
+        traffic.weightBytes += bytesPerCall;
+        long r = 0;
+        for (long v : readSums) r ^= v;
+        return r;
+    }
+
+    private MemorySegment reading;
+    private final long[] readSums = new long[8];
+    private final ComputePool.RangeTask readTask = (start, end, worker) -> {
+        MemorySegment m = reading;
+        long size = m.byteSize() / 256 * 256;
+        long from = size * start / threads / 256 * 256, to = size * end / threads / 256 * 256;
+        LongVector a0 = LongVector.zero(LongVector.SPECIES_512), a1 = a0, a2 = a0, a3 = a0;
+        for (long o = from; o < to; o += 256) {
+            a0 = a0.lanewise(VectorOperators.XOR, LongVector.fromMemorySegment(LongVector.SPECIES_512, m, o, ByteOrder.LITTLE_ENDIAN));
+            a1 = a1.lanewise(VectorOperators.XOR, LongVector.fromMemorySegment(LongVector.SPECIES_512, m, o + 64, ByteOrder.LITTLE_ENDIAN));
+            a2 = a2.lanewise(VectorOperators.XOR, LongVector.fromMemorySegment(LongVector.SPECIES_512, m, o + 128, ByteOrder.LITTLE_ENDIAN));
+            a3 = a3.lanewise(VectorOperators.XOR, LongVector.fromMemorySegment(LongVector.SPECIES_512, m, o + 192, ByteOrder.LITTLE_ENDIAN));
+        }
+        readSums[worker] = a0.lanewise(VectorOperators.XOR, a1).lanewise(VectorOperators.XOR, a2).lanewise(VectorOperators.XOR, a3).reduceLanes(VectorOperators.XOR);
+    };
 
     @Benchmark
     public float matmul(Traffic traffic) {

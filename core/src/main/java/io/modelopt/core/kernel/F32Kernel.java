@@ -37,6 +37,10 @@ final class F32Kernel {
     static final class Vectorized implements FormatKernel {
         static final Vectorized INSTANCE = new Vectorized();
 
+        @Override public void dequantizeRows(WeightMatrix w, int row, int n, float[] dst) {
+            MemorySegment.copy(w.data(), WeightData.FLOAT, row * w.rowBytes(), dst, 0, n * w.cols());
+        }
+
         @Override public Activations.Kind activations() { return Activations.Kind.F32; }
 
         @Override public void compute(WeightMatrix w, Activations a, int rowStart, int rowEnd, float[] out, int outOff, int outStride) {

@@ -55,6 +55,20 @@ final class Q4_0Kernel {
     static final class Vectorized implements FormatKernel {
         static final Vectorized INSTANCE = new Vectorized();
 
+        /** Each block: nibbles minus 8 times the block scale (same floats as the reference). */
+        @Override public void dequantizeRows(WeightMatrix w, int row, int n, float[] dst) {
+            MemorySegment m = w.data();
+            long base = row * w.rowBytes();
+            int blocks = n * (w.cols() / 32);
+            for (int b = 0; b < blocks; b++) {
+                long blk = base + (long) b * BLOCK_BYTES;
+                float dw = WeightData.half(m, blk);
+                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                v.and(0xF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8).mul(dw).intoArray(dst, 32 * b);
+                v.lanewise(VectorOperators.LSHR, 4).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8).mul(dw).intoArray(dst, 32 * b + 16);
+            }
+        }
+
         @Override public Activations.Kind activations() { return Activations.Kind.Q8_0; }
 
         @Override public void compute(WeightMatrix w, Activations a, int rowStart, int rowEnd, float[] out, int outOff, int outStride) {

@@ -50,6 +50,19 @@ final class Q8_0Kernel {
     static final class Vectorized implements FormatKernel {
         static final Vectorized INSTANCE = new Vectorized();
 
+        /** Each block: 32 bytes widened to floats times the block scale (same floats as the reference). */
+        @Override public void dequantizeRows(WeightMatrix w, int row, int n, float[] dst) {
+            MemorySegment m = w.data();
+            long base = row * w.rowBytes();
+            int blocks = n * (w.cols() / 32);
+            for (int b = 0; b < blocks; b++) {
+                long blk = base + (long) b * BLOCK_BYTES;
+                float dw = WeightData.half(m, blk);
+                ((FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0)).mul(dw).intoArray(dst, 32 * b);
+                ((FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 18, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0)).mul(dw).intoArray(dst, 32 * b + 16);
+            }
+        }
+
         @Override public Activations.Kind activations() { return Activations.Kind.Q8_0; }
 
         @Override public void compute(WeightMatrix w, Activations a, int rowStart, int rowEnd, float[] out, int outOff, int outStride) {

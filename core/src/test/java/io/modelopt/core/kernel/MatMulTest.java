@@ -172,6 +172,51 @@ class MatMulTest {
         }
     }
 
+    /** Prefill-sized calls (the vector mode's GEMM path from 16 tokens): same references, same tolerances. */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("typesAndModes")
+    void prefillSizedCallsMatchFloat64Reference(GgmlType t, KernelMode mode) {
+        int[][] shapes = {{8, 16}, {19, 17}, {33, 40}};
+        long seed = 300;
+        for (int[] shape : shapes) {
+            int rows = shape[0], nTokens = shape[1], cols = colsFor(t)[1];
+            WeightMatrix w = matrix(t, rows, cols, seed++);
+            float[] x = activations(nTokens * cols, seed * 3);
+            float[] out = new float[nTokens * rows];
+            MatMul.matmul(mode, pool2, w, x, 0, cols, nTokens, out, 0, rows);
+            double[][] ref = reference(w, x, 0, cols, nTokens);
+            for (int i = 0; i < out.length; i++) {
+                String where = t + " " + mode + " " + rows + "x" + cols + " tokens " + nTokens + " out[" + i + "]";
+                assertEquals(ref[0][i], out[i], ACCUMULATION_TOLERANCE * ref[1][i] + 1e-30, where);
+            }
+            // identical for 1 and 3 threads, NaN in one token stays in that token
+            float[] o1 = new float[out.length], o3 = new float[out.length];
+            MatMul.matmul(mode, pool1, w, x, 0, cols, nTokens, o1, 0, rows);
+            MatMul.matmul(mode, pool3, w, x, 0, cols, nTokens, o3, 0, rows);
+            assertArrayEquals(o1, o3);
+            x[5 * cols + 3] = Float.NaN;
+            MatMul.matmul(mode, pool2, w, x, 0, cols, nTokens, out, 0, rows);
+            for (int r = 0; r < rows; r++) {
+                assertTrue(Float.isNaN(out[5 * rows + r]), where(t, mode) + " NaN token, row " + r);
+                assertTrue(Float.isFinite(out[4 * rows + r]), where(t, mode) + " clean token, row " + r);
+            }
+        }
+    }
+
+    static String where(GgmlType t, KernelMode m) { return t + " " + m; }
+
+    /** The GEMM path's vector row decoders give exactly the reference decoder's floats. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("vectorTypes")
+    void vectorRowDecodeEqualsReference(GgmlType t) {
+        int cols = colsFor(t)[2 % colsFor(t).length];
+        WeightMatrix w = matrix(t, 10, cols, 77);
+        float[] v = new float[8 * cols], ref = new float[8 * cols];
+        VectorKernels.forType(t).dequantizeRows(w, 1, 8, v);
+        for (int i = 0; i < 8; i++) w.dequantizeRow(1 + i, ref, i * cols);
+        assertArrayEquals(ref, v, t.toString());
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("vectorTypes")
     void vectorAndScalarAgree(GgmlType t) {
@@ -295,17 +340,18 @@ class MatMulTest {
         // through reflection: the test sources compile inside the core module, which does not read java.management
         Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
         java.lang.reflect.Method allocatedBytes = Class.forName("com.sun.management.ThreadMXBean").getMethod("getCurrentThreadAllocatedBytes");
-        int cols = colsFor(t)[1], rows = 20, nTokens = 4;
-        WeightMatrix w = matrix(t, rows, cols, 2);
-        float[] x = activations(nTokens * cols, 3), out = new float[rows * nTokens];
-        // Until the JIT has compiled the kernels the interpreter boxes every vector; steady state
-        // is reached once a round of calls allocates (next to) nothing. Give it up to 60 rounds.
-        long allocated = Long.MAX_VALUE;
-        for (int round = 0; round < 60 && allocated >= 1024; round++) {
-            long before = (Long) allocatedBytes.invoke(bean);
-            for (int i = 0; i < 50; i++) MatMul.matmul(pool2, w, x, nTokens, out);
-            allocated = (Long) allocatedBytes.invoke(bean) - before;
+        for (int nTokens : new int[]{4, 20}) { // per-token kernels, then the prefill GEMM
+            int cols = colsFor(t)[1], rows = 20;
+            WeightMatrix w = matrix(t, rows, cols, 2);
+            float[] x = activations(nTokens * cols, 3), out = new float[rows * nTokens];
+            long allocated = Long.MAX_VALUE;
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (allocated >= 1024 && System.nanoTime() < deadline) {
+                long before = (Long) allocatedBytes.invoke(bean);
+                for (int i = 0; i < 50; i++) MatMul.matmul(pool2, w, x, nTokens, out);
+                allocated = (Long) allocatedBytes.invoke(bean) - before;
+            }
+            assertTrue(allocated < 1024, t + " " + nTokens + " tokens: " + allocated + " bytes allocated by 50 calls");
         }
-        assertTrue(allocated < 1024, t + ": " + allocated + " bytes allocated by 50 calls");
     }
 }
