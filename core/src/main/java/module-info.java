@@ -21,6 +21,12 @@ module io.modelopt.core {
     exports io.modelopt.core.eval;
     exports io.modelopt.core.model.llama;
 
+    exports io.modelopt.core.spi;
+    exports io.modelopt.core.sampling;
+    exports io.modelopt.core.generate;
+    exports io.modelopt.core.synthetic;
+
     uses io.modelopt.core.engine.Backend;
+    uses io.modelopt.core.spi.Quantizer;
     provides io.modelopt.core.engine.Backend with io.modelopt.core.engine.CpuBackend;
 }

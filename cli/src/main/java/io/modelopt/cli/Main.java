@@ -1,7 +1,11 @@
 package io.modelopt.cli;
 
+import io.modelopt.cli.command.BenchCommand;
 import io.modelopt.cli.command.Command;
+import io.modelopt.cli.command.GenerateCommand;
 import io.modelopt.cli.command.InspectCommand;
+import io.modelopt.cli.command.PerplexityCommand;
+import io.modelopt.cli.command.SynthCommand;
 import io.modelopt.cli.command.TokenizeCommand;
 import io.modelopt.core.ModelFormatException;
 import java.io.PrintStream;
@@ -16,7 +20,8 @@ public final class Main {
     private Main() {}
 
     static List<Command> commands() {
-        return List.of(new InspectCommand(), new TokenizeCommand());
+        return List.of(new InspectCommand(), new TokenizeCommand(), new GenerateCommand(), new PerplexityCommand(),
+                new SynthCommand(), new BenchCommand());
     }
 
     public static void main(String[] args) {

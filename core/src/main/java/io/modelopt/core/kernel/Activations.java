@@ -33,9 +33,20 @@ final class Activations {
     /** Blocks per token row of the quantized forms. */
     int blocks;
 
+    /**
+     * For the prefill GEMM ({@link Gemm}): the activations as the dot products see them
+     * (quantized values times their scale, or the F32 values), transposed to
+     * {@code xt[k * tPad + t]} so that one vector holds 16 tokens of one column; tokens from
+     * {@code nTokens} to {@code tPad} are zero.
+     */
+    boolean transposed;
+    float[] xt = new float[0];
+    int tPad;
+
     /** Records the call's activations and sizes the scratch; {@link #quantize} then fills a token range. */
-    void prepare(Kind kind, float[] x, int xOff, int xStride, int nTokens, int cols) {
+    void prepare(Kind kind, float[] x, int xOff, int xStride, int nTokens, int cols, boolean transposed) {
         this.kind = kind;
+        this.transposed = transposed;
         this.x = x;
         this.xOff = xOff;
         this.xStride = xStride;
@@ -54,6 +65,13 @@ final class Activations {
                 q = grow(q, nTokens * cols);
                 d = grow(d, nTokens * blocks);
                 bsums = grow(bsums, nTokens * (cols / 16));
+            }
+        }
+        if (transposed) {
+            tPad = (nTokens + Gemm.TOKEN_GRAIN - 1) / Gemm.TOKEN_GRAIN * Gemm.TOKEN_GRAIN;
+            xt = grow(xt, cols * tPad);
+            for (int k = 0; k < cols; k++) {
+                for (int t = nTokens; t < tPad; t++) xt[k * tPad + t] = 0;
             }
         }
     }
@@ -75,6 +93,19 @@ final class Activations {
                     }
                 }
                 case Q8_K -> Q8_K.quantizeActivations(x, src, cols, q, t * cols, d, t * blocks, bsums, t * (cols / 16));
+            }
+        }
+        if (transposed) transpose(t0, t1);
+    }
+
+    /** Fills {@code xt} for tokens {@code [t0, t1)}: column by column, so the writes run contiguously over the tokens. */
+    private void transpose(int t0, int t1) {
+        for (int k = 0; k < cols; k++) {
+            int dst = k * tPad;
+            switch (kind) {
+                case F32 -> { for (int t = t0; t < t1; t++) xt[dst + t] = x[xOff + t * xStride + k]; }
+                case Q8_0, Q8_1 -> { for (int t = t0; t < t1; t++) xt[dst + t] = q[t * cols + k] * d[t * blocks + k / 32]; }
+                case Q8_K -> { for (int t = t0; t < t1; t++) xt[dst + t] = q[t * cols + k] * d[t * blocks + k / 256]; }
             }
         }
     }

@@ -100,8 +100,14 @@ public final class ComputePool implements AutoCloseable {
         }
         int spins = 0;
         while (pending.get() != 0) {
-            if (++spins < 1 << 16) Thread.onSpinWait();
-            else Thread.yield();
+            if (++spins < 1 << 16) {
+                Thread.onSpinWait();
+            } else {
+                // A long wait: the workers were parked and are being scheduled. Unparking again is
+                // harmless and guards against any lost wake-up; yielding leaves the core to them.
+                for (Worker w : workers) if (w.parked) LockSupport.unpark(w.thread);
+                Thread.yield();
+            }
         }
         this.task = null;
         Throwable t = own != null ? own : failure;
@@ -141,15 +147,20 @@ public final class ComputePool implements AutoCloseable {
         final int index;
         final Thread thread;
         volatile boolean parked;
+        /**
+         * The last generation this worker has run, fixed before its thread starts: a thread that
+         * read it itself could start after the first call's bump and then miss that call.
+         */
+        private int seen;
 
         Worker(int index) {
             this.index = index;
+            this.seen = generation;
             this.thread = new PoolThread(ComputePool.this, this, "modelopt-compute-" + index);
             this.thread.setDaemon(true);
         }
 
         @Override public void run() {
-            int seen = generation;
             while (true) {
                 int g = awaitGeneration(seen);
                 if (g == seen) return; // closed

@@ -14,4 +14,13 @@ interface FormatKernel {
      * and tokens {@code [0, a.nTokens)}.
      */
     void compute(WeightMatrix w, Activations a, int rowStart, int rowEnd, float[] out, int outOff, int outStride);
+
+    /**
+     * Rows {@code [row, row + n)} decoded to floats at {@code dst[i * cols ..]}, with the values of
+     * the format's reference decoder (the prefill GEMM multiplies these). Kernels of the common
+     * formats override this with a vector decoder giving the same floats.
+     */
+    default void dequantizeRows(WeightMatrix w, int row, int n, float[] dst) {
+        for (int i = 0; i < n; i++) w.dequantizeRow(row + i, dst, i * w.cols());
+    }
 }

@@ -11,7 +11,9 @@ package io.modelopt.core.kernel;
  * scratch that is reused, so a steady-state call allocates nothing.
  *
  * <p>Rows are split into contiguous chunks over the pool's threads. The vector or scalar
- * kernels are chosen by {@link KernelMode#DEFAULT} unless a mode is given.
+ * kernels are chosen by {@link KernelMode#DEFAULT} unless a mode is given. With the vector
+ * kernels, calls of {@value Gemm#MIN_TOKENS} tokens or more (prefill) take the register-blocked
+ * {@link Gemm} path over decoded weights; fewer tokens use the per-format dot products.
  */
 public final class MatMul {
     private MatMul() {}
@@ -48,14 +50,18 @@ public final class MatMul {
         checkRange("x", x.length, xOffset, (long) (nTokens - 1) * xStride + cols);
         checkRange("out", out.length, outOffset, (long) (nTokens - 1) * outStride + rows);
         FormatKernel kernel = kernel(mode, w);
+        // Q4_1 stays on its dot product: ggml's Q8_1 sum term (half(d·Σq)) is not a product of decoded values.
+        boolean gemm = mode == KernelMode.VECTOR && nTokens >= Gemm.MIN_TOKENS && rows >= Gemm.ROWS && w.type() != io.modelopt.core.tensor.GgmlType.Q4_1;
         Call call = CALL.get();
-        call.set(kernel, w, x, xOffset, xStride, nTokens, out, outOffset, outStride);
+        call.set(kernel, w, x, xOffset, xStride, nTokens, out, outOffset, outStride, gemm, pool.threads());
         try {
-            if (kernel.activations() != Activations.Kind.F32) {
+            if (kernel.activations() != Activations.Kind.F32 || gemm) {
                 if (nTokens >= 2 * pool.threads()) pool.parallelFor(nTokens, call.quantizeTask);
                 else call.activations.quantize(0, nTokens);
             }
-            pool.parallelFor((rows + ROW_GRAIN - 1) / ROW_GRAIN, call.rowTask);
+            int grain = gemm ? Gemm.ROWS : ROW_GRAIN;
+            call.grain = grain;
+            pool.parallelFor((rows + grain - 1) / grain, call.rowTask);
         } finally {
             call.clear();
         }
@@ -93,17 +99,32 @@ public final class MatMul {
         float[] out;
         int outOffset, outStride;
 
-        final ComputePool.RangeTask quantizeTask = (start, end, worker) -> activations.quantize(start, end);
-        final ComputePool.RangeTask rowTask = (start, end, worker) ->
-                kernel.compute(w, activations, start * ROW_GRAIN, Math.min(w.rows(), end * ROW_GRAIN), out, outOffset, outStride);
+        int grain;
+        boolean gemm;
+        /** Per-worker panels of the GEMM path, grown on demand. */
+        float[][] panels = new float[1][];
 
-        void set(FormatKernel kernel, WeightMatrix w, float[] x, int xOffset, int xStride, int nTokens, float[] out, int outOffset, int outStride) {
+        final ComputePool.RangeTask quantizeTask = (start, end, worker) -> activations.quantize(start, end);
+        final ComputePool.RangeTask rowTask = (start, end, worker) -> {
+            int r0 = start * grain, r1 = Math.min(w.rows(), end * grain);
+            if (gemm) {
+                float[] panel = panels[worker] = Gemm.panel(panels[worker], w.cols());
+                Gemm.compute(kernel, w, activations, r0, r1, out, outOffset, outStride, panel);
+            } else {
+                kernel.compute(w, activations, r0, r1, out, outOffset, outStride);
+            }
+        };
+
+        void set(FormatKernel kernel, WeightMatrix w, float[] x, int xOffset, int xStride, int nTokens, float[] out, int outOffset, int outStride,
+                 boolean gemm, int threads) {
             this.kernel = kernel;
             this.w = w;
             this.out = out;
             this.outOffset = outOffset;
             this.outStride = outStride;
-            activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, w.cols());
+            this.gemm = gemm;
+            if (gemm && panels.length < threads) panels = java.util.Arrays.copyOf(panels, threads);
+            activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, w.cols(), gemm);
         }
 
         /** Drops references to the caller's arrays and weights so they are not kept alive by the thread. */

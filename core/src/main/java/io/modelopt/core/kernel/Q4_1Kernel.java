@@ -1,6 +1,10 @@
 package io.modelopt.core.kernel;
 
 import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
 
 /**
  * Q4_1 weights × Q8_1 activations ({@code ggml_vec_dot_q4_1_q8_1}): per block
@@ -37,6 +41,104 @@ final class Q4_1Kernel {
                     out[outOff + t * outStride + r] = sum;
                 }
             }
+        }
+    }
+
+    /**
+     * Vector API path. Per block: nibbles as in Q4_0 without the offset; the block minimum contributes {@code m·s} in scalar; the 16 lanes of
+     * {@code lo·x[0..16) + hi·x[16..32)} are exact integers (ggml's per-block {@code sumi}, split
+     * over lanes as its AVX2 code splits it), scaled by {@code dw·dx} into a float accumulator.
+     * One token alternates two accumulators; a tile of four tokens decodes each block once.
+     * (All vector work stays inside each method: a vector passed to or returned from a call
+     * that the JIT does not inline would be boxed.)
+     */
+    static final class Vectorized implements FormatKernel {
+        static final Vectorized INSTANCE = new Vectorized();
+
+        @Override public Activations.Kind activations() { return Activations.Kind.Q8_1; }
+
+        @Override public void compute(WeightMatrix w, Activations a, int rowStart, int rowEnd, float[] out, int outOff, int outStride) {
+            MemorySegment m = w.data();
+            int nb = w.cols() / 32;
+            for (int r = rowStart; r < rowEnd; r++) {
+                long row = r * w.rowBytes();
+                int t = 0;
+                for (; t + 4 <= a.nTokens; t += 4) dot4(m, row, nb, a, t, out, outOff + t * outStride + r, outStride);
+                for (; t < a.nTokens; t++) out[outOff + t * outStride + r] = dot1(m, row, nb, a, t);
+            }
+        }
+
+        private static float dot1(MemorySegment m, long row, int nb, Activations a, int t) {
+            float[] q = a.q, d = a.d;
+            int qo = t * a.cols, dof = t * a.blocks;
+            FloatVector acc0 = FloatVector.zero(Simd.F), acc1 = acc0;
+            float[] s = a.s;
+            float mins = 0;
+            int b = 0;
+            for (; b + 2 <= nb; b += 2) {
+                long blk = row + (long) b * BLOCK_BYTES;
+                int xo = qo + 32 * b;
+                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 4, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                FloatVector lo = (FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0);
+                FloatVector hi = (FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
+                FloatVector p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                acc0 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b]), acc0);
+                mins += WeightData.half(m, blk + 2) * s[dof + b];
+                blk += BLOCK_BYTES;
+                xo += 32;
+                v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 4, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                lo = (FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0);
+                hi = (FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
+                p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                acc1 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b + 1]), acc1);
+                mins += WeightData.half(m, blk + 2) * s[dof + b + 1];
+            }
+            if (b < nb) {
+                long blk = row + (long) b * BLOCK_BYTES;
+                int xo = qo + 32 * b;
+                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 4, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                FloatVector lo = (FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0);
+                FloatVector hi = (FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
+                FloatVector p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                acc0 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b]), acc0);
+                mins += WeightData.half(m, blk + 2) * s[dof + b];
+            }
+            return acc0.add(acc1).reduceLanes(VectorOperators.ADD) + mins;
+        }
+
+        private static void dot4(MemorySegment m, long row, int nb, Activations a, int t, float[] out, int o, int os) {
+            float[] q = a.q, d = a.d;
+            int cols = a.cols, blocks = a.blocks;
+            int q0 = t * cols, q1 = q0 + cols, q2 = q1 + cols, q3 = q2 + cols;
+            int d0 = t * blocks, d1 = d0 + blocks, d2 = d1 + blocks, d3 = d2 + blocks;
+            FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0;
+            float[] s = a.s;
+            float m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+            for (int b = 0; b < nb; b++) {
+                long blk = row + (long) b * BLOCK_BYTES;
+                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 4, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                FloatVector lo = (FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0);
+                FloatVector hi = (FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
+                float dw = WeightData.half(m, blk);
+                int xo = 32 * b;
+                a0 = hi.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q0 + xo)))
+                        .fma(FloatVector.broadcast(Simd.F, dw * d[d0 + b]), a0);
+                a1 = hi.fma(FloatVector.fromArray(Simd.F, q, q1 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q1 + xo)))
+                        .fma(FloatVector.broadcast(Simd.F, dw * d[d1 + b]), a1);
+                a2 = hi.fma(FloatVector.fromArray(Simd.F, q, q2 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q2 + xo)))
+                        .fma(FloatVector.broadcast(Simd.F, dw * d[d2 + b]), a2);
+                a3 = hi.fma(FloatVector.fromArray(Simd.F, q, q3 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q3 + xo)))
+                        .fma(FloatVector.broadcast(Simd.F, dw * d[d3 + b]), a3);
+                float mw = WeightData.half(m, blk + 2);
+                m0 += mw * s[d0 + b];
+                m1 += mw * s[d1 + b];
+                m2 += mw * s[d2 + b];
+                m3 += mw * s[d3 + b];
+            }
+            out[o] = a0.reduceLanes(VectorOperators.ADD) + m0;
+            out[o + os] = a1.reduceLanes(VectorOperators.ADD) + m1;
+            out[o + 2 * os] = a2.reduceLanes(VectorOperators.ADD) + m2;
+            out[o + 3 * os] = a3.reduceLanes(VectorOperators.ADD) + m3;
         }
     }
 }

@@ -2,6 +2,10 @@ package io.modelopt.core.kernel;
 
 import io.modelopt.core.quant.Q4_K;
 import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
 
 /**
  * Q4_K weights × Q8_K activations ({@code ggml_vec_dot_q4_K_q8_K}): per super-block
@@ -45,6 +49,158 @@ final class Q4_KKernel {
                     out[outOff + t * outStride + r] = sum;
                 }
             }
+        }
+    }
+
+    /**
+     * Vector API path. Per 32-byte quarter of a super-block: two 16-byte loads zero-extended to
+     * int lanes, low nibbles (sub-block {@code 2p}) and high nibbles ({@code 2p+1}) made floats
+     * and multiplied by the activations; each sub-block's lane sums (exact integers) are
+     * weighted by its 6-bit scale into a per-super-block accumulator (still exact: at most
+     * 8·63·2·15·127 per lane), which is scaled by {@code dx·d} once. The minimums go through
+     * Q8_K's {@code bsums} in scalar integers, as in ggml.
+     */
+    static final class Vectorized implements FormatKernel {
+        static final Vectorized INSTANCE = new Vectorized();
+
+        /** Each sub-block: {@code (d·sc)·q − dmin·m} with one rounding (an FMA), as the reference's single rounding. */
+        @Override public void dequantizeRows(WeightMatrix w, int row, int n, float[] dst) {
+            MemorySegment m = w.data();
+            long base = row * w.rowBytes();
+            int blocks = n * (w.cols() / 256);
+            for (int b = 0; b < blocks; b++) {
+                long blk = base + (long) b * BLOCK_BYTES;
+                float dw = WeightData.half(m, blk + Q4_K.D), dmin = WeightData.half(m, blk + Q4_K.DMIN);
+                int s0 = m.get(WeightData.INT, blk + Q4_K.SCALES), s1 = m.get(WeightData.INT, blk + Q4_K.SCALES + 4), s2 = m.get(WeightData.INT, blk + Q4_K.SCALES + 8);
+                for (int p = 0; p < 4; p++) {
+                    int sm0 = scaleMin(s0, s1, s2, 2 * p), sm1 = scaleMin(s0, s1, s2, 2 * p + 1);
+                    FloatVector d0 = FloatVector.broadcast(Simd.F, dw * (sm0 & 0xFF)), m0 = FloatVector.broadcast(Simd.F, -(dmin * (sm0 >>> 8)));
+                    FloatVector d1 = FloatVector.broadcast(Simd.F, dw * (sm1 & 0xFF)), m1 = FloatVector.broadcast(Simd.F, -(dmin * (sm1 >>> 8)));
+                    long qs = blk + Q4_K.QS + 32L * p;
+                    int y = 256 * b + 64 * p;
+                    for (int h = 0; h < 2; h++) {
+                        IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs + 16 * h, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                        ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)).fma(d0, m0).intoArray(dst, y + 16 * h);
+                        ((FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(d1, m1).intoArray(dst, y + 32 + 16 * h);
+                    }
+                }
+            }
+        }
+
+        @Override public Activations.Kind activations() { return Activations.Kind.Q8_K; }
+
+        @Override public void compute(WeightMatrix w, Activations a, int rowStart, int rowEnd, float[] out, int outOff, int outStride) {
+            MemorySegment m = w.data();
+            int nb = w.cols() / 256;
+            for (int r = rowStart; r < rowEnd; r++) {
+                long row = r * w.rowBytes();
+                int t = 0;
+                for (; t + 4 <= a.nTokens; t += 4) dot4(m, row, nb, a, t, out, outOff + t * outStride + r, outStride);
+                for (; t < a.nTokens; t++) out[outOff + t * outStride + r] = dot1(m, row, nb, a, t);
+            }
+        }
+
+        /** Four tokens: each quarter is decoded once and used by all four. */
+        private static void dot4(MemorySegment m, long row, int nb, Activations a, int t, float[] out, int o, int os) {
+            float[] q = a.q, d = a.d;
+            int[] bs = a.bsums;
+            int cols = a.cols, blocks = a.blocks, bstride = cols / 16;
+            int q0 = t * cols, q1 = q0 + cols, q2 = q1 + cols, q3 = q2 + cols;
+            FloatVector acc0 = FloatVector.zero(Simd.F), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+            float mins0 = 0, mins1 = 0, mins2 = 0, mins3 = 0;
+            for (int b = 0; b < nb; b++) {
+                long blk = row + (long) b * BLOCK_BYTES;
+                FloatVector sb0 = FloatVector.zero(Simd.F), sb1 = sb0, sb2 = sb0, sb3 = sb0;
+                int summ0 = 0, summ1 = 0, summ2 = 0, summ3 = 0;
+                int s0 = m.get(WeightData.INT, blk + Q4_K.SCALES), s1 = m.get(WeightData.INT, blk + Q4_K.SCALES + 4), s2 = m.get(WeightData.INT, blk + Q4_K.SCALES + 8);
+                for (int p = 0; p < 4; p++) {
+                    int sm0 = scaleMin(s0, s1, s2, 2 * p), sm1 = scaleMin(s0, s1, s2, 2 * p + 1);
+                    long qs = blk + Q4_K.QS + 32L * p;
+                    int xo = 256 * b + 64 * p;
+                    IntVector v0 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                    IntVector v1 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs + 16, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                    FloatVector lo0 = (FloatVector) v0.and(0xF).convert(VectorOperators.I2F, 0), lo1 = (FloatVector) v1.and(0xF).convert(VectorOperators.I2F, 0);
+                    FloatVector hi0 = (FloatVector) v0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
+                    FloatVector hi1 = (FloatVector) v1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
+                    FloatVector sc0 = FloatVector.broadcast(Simd.F, (float) (sm0 & 0xFF)), sc1 = FloatVector.broadcast(Simd.F, (float) (sm1 & 0xFF));
+                    sb0 = lo1.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 16), lo0.mul(FloatVector.fromArray(Simd.F, q, q0 + xo))).fma(sc0, sb0);
+                    sb0 = hi1.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 48), hi0.mul(FloatVector.fromArray(Simd.F, q, q0 + xo + 32))).fma(sc1, sb0);
+                    sb1 = lo1.fma(FloatVector.fromArray(Simd.F, q, q1 + xo + 16), lo0.mul(FloatVector.fromArray(Simd.F, q, q1 + xo))).fma(sc0, sb1);
+                    sb1 = hi1.fma(FloatVector.fromArray(Simd.F, q, q1 + xo + 48), hi0.mul(FloatVector.fromArray(Simd.F, q, q1 + xo + 32))).fma(sc1, sb1);
+                    sb2 = lo1.fma(FloatVector.fromArray(Simd.F, q, q2 + xo + 16), lo0.mul(FloatVector.fromArray(Simd.F, q, q2 + xo))).fma(sc0, sb2);
+                    sb2 = hi1.fma(FloatVector.fromArray(Simd.F, q, q2 + xo + 48), hi0.mul(FloatVector.fromArray(Simd.F, q, q2 + xo + 32))).fma(sc1, sb2);
+                    sb3 = lo1.fma(FloatVector.fromArray(Simd.F, q, q3 + xo + 16), lo0.mul(FloatVector.fromArray(Simd.F, q, q3 + xo))).fma(sc0, sb3);
+                    sb3 = hi1.fma(FloatVector.fromArray(Simd.F, q, q3 + xo + 48), hi0.mul(FloatVector.fromArray(Simd.F, q, q3 + xo + 32))).fma(sc1, sb3);
+                    int m0 = sm0 >>> 8, m1 = sm1 >>> 8;
+                    int bj = t * bstride + 16 * b + 4 * p;
+                    summ0 += m0 * (bs[bj] + bs[bj + 1]) + m1 * (bs[bj + 2] + bs[bj + 3]);
+                    bj += bstride;
+                    summ1 += m0 * (bs[bj] + bs[bj + 1]) + m1 * (bs[bj + 2] + bs[bj + 3]);
+                    bj += bstride;
+                    summ2 += m0 * (bs[bj] + bs[bj + 1]) + m1 * (bs[bj + 2] + bs[bj + 3]);
+                    bj += bstride;
+                    summ3 += m0 * (bs[bj] + bs[bj + 1]) + m1 * (bs[bj + 2] + bs[bj + 3]);
+                }
+                float dw = WeightData.half(m, blk + Q4_K.D), dmin = WeightData.half(m, blk + Q4_K.DMIN);
+                int db = t * blocks + b;
+                float dx0 = d[db], dx1 = d[db + blocks], dx2 = d[db + 2 * blocks], dx3 = d[db + 3 * blocks];
+                acc0 = sb0.fma(FloatVector.broadcast(Simd.F, dx0 * dw), acc0);
+                acc1 = sb1.fma(FloatVector.broadcast(Simd.F, dx1 * dw), acc1);
+                acc2 = sb2.fma(FloatVector.broadcast(Simd.F, dx2 * dw), acc2);
+                acc3 = sb3.fma(FloatVector.broadcast(Simd.F, dx3 * dw), acc3);
+                mins0 += dx0 * dmin * summ0;
+                mins1 += dx1 * dmin * summ1;
+                mins2 += dx2 * dmin * summ2;
+                mins3 += dx3 * dmin * summ3;
+            }
+            out[o] = acc0.reduceLanes(VectorOperators.ADD) - mins0;
+            out[o + os] = acc1.reduceLanes(VectorOperators.ADD) - mins1;
+            out[o + 2 * os] = acc2.reduceLanes(VectorOperators.ADD) - mins2;
+            out[o + 3 * os] = acc3.reduceLanes(VectorOperators.ADD) - mins3;
+        }
+
+        private static float dot1(MemorySegment m, long row, int nb, Activations a, int t) {
+            float[] q = a.q;
+            int[] bs = a.bsums;
+            int qo = t * a.cols, dof = t * a.blocks, bo = t * (a.cols / 16);
+            FloatVector acc = FloatVector.zero(Simd.F);
+            float mins = 0;
+            for (int b = 0; b < nb; b++) {
+                long blk = row + (long) b * BLOCK_BYTES;
+                float dx = a.d[dof + b];
+                FloatVector sb = FloatVector.zero(Simd.F);
+                int summ = 0;
+                // the 12 scale bytes as three little-endian ints: bytes 0-3, 4-7, 8-11
+                int s0 = m.get(WeightData.INT, blk + Q4_K.SCALES), s1 = m.get(WeightData.INT, blk + Q4_K.SCALES + 4), s2 = m.get(WeightData.INT, blk + Q4_K.SCALES + 8);
+                for (int p = 0; p < 4; p++) {
+                    int sm0 = scaleMin(s0, s1, s2, 2 * p), sm1 = scaleMin(s0, s1, s2, 2 * p + 1);
+                    long qs = blk + Q4_K.QS + 32L * p;
+                    int xo = qo + 256 * b + 64 * p;
+                    IntVector v0 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                    IntVector v1 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs + 16, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                    FloatVector lo = ((FloatVector) v1.and(0xF).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + 16),
+                            ((FloatVector) v0.and(0xF).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo)));
+                    FloatVector hi = ((FloatVector) v1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + 48),
+                            ((FloatVector) v0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo + 32)));
+                    sb = lo.fma(FloatVector.broadcast(Simd.F, (float) (sm0 & 0xFF)), sb);
+                    sb = hi.fma(FloatVector.broadcast(Simd.F, (float) (sm1 & 0xFF)), sb);
+                    int bj = bo + 16 * b + 4 * p;
+                    summ += (sm0 >>> 8) * (bs[bj] + bs[bj + 1]) + (sm1 >>> 8) * (bs[bj + 2] + bs[bj + 3]);
+                }
+                acc = sb.fma(FloatVector.broadcast(Simd.F, dx * WeightData.half(m, blk + Q4_K.D)), acc);
+                mins += dx * WeightData.half(m, blk + Q4_K.DMIN) * summ;
+            }
+            return acc.reduceLanes(VectorOperators.ADD) - mins;
+        }
+
+        /** {@code get_scale_min_k4} on the scale bytes held in three ints: {@code scale | min << 8} of sub-block {@code j}. */
+        private static int scaleMin(int s0, int s1, int s2, int j) {
+            if (j < 4) return ((s0 >>> (8 * j)) & 63) | (((s1 >>> (8 * j)) & 63) << 8);
+            int k = 8 * (j - 4);
+            int low = (s2 >>> k) & 0xFF;
+            int sc = (low & 0xF) | (((s0 >>> k) & 0xC0) >>> 2);
+            int mn = (low >>> 4) | (((s1 >>> k) & 0xC0) >>> 2);
+            return sc | (mn << 8);
         }
     }
 }

@@ -2,6 +2,10 @@ package io.modelopt.core.kernel;
 
 import io.modelopt.core.quant.Q5_K;
 import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
 
 /** Q5_K weights × Q8_K activations ({@code ggml_vec_dot_q5_K_q8_K}): as {@link Q4_KKernel} with 5-bit quants. */
 final class Q5_KKernel {
@@ -44,6 +48,76 @@ final class Q5_KKernel {
                     out[outOff + t * outStride + r] = sum;
                 }
             }
+        }
+    }
+
+    /**
+     * Vector API path: as {@link Q4_KKernel.Vectorized}, with the fifth bits of a quarter taken
+     * from {@code qh} (bits {@code 2p} and {@code 2p+1} of each of its 32 bytes) and OR-ed in.
+     */
+    static final class Vectorized implements FormatKernel {
+        static final Vectorized INSTANCE = new Vectorized();
+
+        @Override public Activations.Kind activations() { return Activations.Kind.Q8_K; }
+
+        @Override public void compute(WeightMatrix w, Activations a, int rowStart, int rowEnd, float[] out, int outOff, int outStride) {
+            MemorySegment m = w.data();
+            int nb = w.cols() / 256;
+            for (int r = rowStart; r < rowEnd; r++) {
+                long row = r * w.rowBytes();
+                for (int t = 0; t < a.nTokens; t++) out[outOff + t * outStride + r] = dot1(m, row, nb, a, t);
+            }
+        }
+
+        private static float dot1(MemorySegment m, long row, int nb, Activations a, int t) {
+            float[] q = a.q;
+            int[] bs = a.bsums;
+            int qo = t * a.cols, dof = t * a.blocks, bo = t * (a.cols / 16);
+            FloatVector acc = FloatVector.zero(Simd.F);
+            float mins = 0;
+            for (int b = 0; b < nb; b++) {
+                long blk = row + (long) b * BLOCK_BYTES;
+                float dx = a.d[dof + b];
+                IntVector h0 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + Q5_K.QH, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                IntVector h1 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + Q5_K.QH + 16, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                FloatVector sb = FloatVector.zero(Simd.F);
+                int summ = 0;
+                // the 12 scale bytes as three little-endian ints: bytes 0-3, 4-7, 8-11
+                int s0 = m.get(WeightData.INT, blk + Q5_K.SCALES), s1 = m.get(WeightData.INT, blk + Q5_K.SCALES + 4), s2 = m.get(WeightData.INT, blk + Q5_K.SCALES + 8);
+                for (int p = 0; p < 4; p++) {
+                    int sm0 = scaleMin(s0, s1, s2, 2 * p), sm1 = scaleMin(s0, s1, s2, 2 * p + 1);
+                    long qs = blk + Q5_K.QS + 32L * p;
+                    int xo = qo + 256 * b + 64 * p;
+                    IntVector v0 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                    IntVector v1 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs + 16, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                    // bit 2p of qh[l] → bit 4 of the low-nibble quant, bit 2p+1 → of the high one
+                    IntVector b00 = h0.lanewise(VectorOperators.LSHR, 2 * p).and(1).lanewise(VectorOperators.LSHL, 4);
+                    IntVector b01 = h1.lanewise(VectorOperators.LSHR, 2 * p).and(1).lanewise(VectorOperators.LSHL, 4);
+                    IntVector b10 = h0.lanewise(VectorOperators.LSHR, 2 * p + 1).and(1).lanewise(VectorOperators.LSHL, 4);
+                    IntVector b11 = h1.lanewise(VectorOperators.LSHR, 2 * p + 1).and(1).lanewise(VectorOperators.LSHL, 4);
+                    FloatVector lo = ((FloatVector) v1.and(0xF).or(b01).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + 16),
+                            ((FloatVector) v0.and(0xF).or(b00).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo)));
+                    FloatVector hi = ((FloatVector) v1.lanewise(VectorOperators.LSHR, 4).or(b11).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + 48),
+                            ((FloatVector) v0.lanewise(VectorOperators.LSHR, 4).or(b10).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo + 32)));
+                    sb = lo.fma(FloatVector.broadcast(Simd.F, (float) (sm0 & 0xFF)), sb);
+                    sb = hi.fma(FloatVector.broadcast(Simd.F, (float) (sm1 & 0xFF)), sb);
+                    int bj = bo + 16 * b + 4 * p;
+                    summ += (sm0 >>> 8) * (bs[bj] + bs[bj + 1]) + (sm1 >>> 8) * (bs[bj + 2] + bs[bj + 3]);
+                }
+                acc = sb.fma(FloatVector.broadcast(Simd.F, dx * WeightData.half(m, blk + Q5_K.D)), acc);
+                mins += dx * WeightData.half(m, blk + Q5_K.DMIN) * summ;
+            }
+            return acc.reduceLanes(VectorOperators.ADD) - mins;
+        }
+
+        /** {@code get_scale_min_k4} on the scale bytes held in three ints: {@code scale | min << 8} of sub-block {@code j}. */
+        private static int scaleMin(int s0, int s1, int s2, int j) {
+            if (j < 4) return ((s0 >>> (8 * j)) & 63) | (((s1 >>> (8 * j)) & 63) << 8);
+            int k = 8 * (j - 4);
+            int low = (s2 >>> k) & 0xFF;
+            int sc = (low & 0xF) | (((s0 >>> k) & 0xC0) >>> 2);
+            int mn = (low >>> 4) | (((s1 >>> k) & 0xC0) >>> 2);
+            return sc | (mn << 8);
         }
     }
 }

@@ -1,6 +1,9 @@
 package io.modelopt.core.kernel;
 
 import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
 
 /**
  * Q8_0 weights × Q8_0 activations ({@code ggml_vec_dot_q8_0_q8_0}): per block the integer
@@ -33,6 +36,101 @@ final class Q8_0Kernel {
                     out[outOff + t * outStride + r] = sum;
                 }
             }
+        }
+    }
+
+    /**
+     * Vector API path. Per block: the 32 signed bytes widened to two float vectors; the 16 lanes of
+     * {@code lo·x[0..16) + hi·x[16..32)} are exact integers (ggml's per-block {@code sumi}, split
+     * over lanes as its AVX2 code splits it), scaled by {@code dw·dx} into a float accumulator.
+     * One token alternates two accumulators; a tile of four tokens decodes each block once.
+     * (All vector work stays inside each method: a vector passed to or returned from a call
+     * that the JIT does not inline would be boxed.)
+     */
+    static final class Vectorized implements FormatKernel {
+        static final Vectorized INSTANCE = new Vectorized();
+
+        /** Each block: 32 bytes widened to floats times the block scale (same floats as the reference). */
+        @Override public void dequantizeRows(WeightMatrix w, int row, int n, float[] dst) {
+            MemorySegment m = w.data();
+            long base = row * w.rowBytes();
+            int blocks = n * (w.cols() / 32);
+            for (int b = 0; b < blocks; b++) {
+                long blk = base + (long) b * BLOCK_BYTES;
+                float dw = WeightData.half(m, blk);
+                ((FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0)).mul(dw).intoArray(dst, 32 * b);
+                ((FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 18, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0)).mul(dw).intoArray(dst, 32 * b + 16);
+            }
+        }
+
+        @Override public Activations.Kind activations() { return Activations.Kind.Q8_0; }
+
+        @Override public void compute(WeightMatrix w, Activations a, int rowStart, int rowEnd, float[] out, int outOff, int outStride) {
+            MemorySegment m = w.data();
+            int nb = w.cols() / 32;
+            for (int r = rowStart; r < rowEnd; r++) {
+                long row = r * w.rowBytes();
+                int t = 0;
+                for (; t + 4 <= a.nTokens; t += 4) dot4(m, row, nb, a, t, out, outOff + t * outStride + r, outStride);
+                for (; t < a.nTokens; t++) out[outOff + t * outStride + r] = dot1(m, row, nb, a, t);
+            }
+        }
+
+        private static float dot1(MemorySegment m, long row, int nb, Activations a, int t) {
+            float[] q = a.q, d = a.d;
+            int qo = t * a.cols, dof = t * a.blocks;
+            FloatVector acc0 = FloatVector.zero(Simd.F), acc1 = acc0;
+            int b = 0;
+            for (; b + 2 <= nb; b += 2) {
+                long blk = row + (long) b * BLOCK_BYTES;
+                int xo = qo + 32 * b;
+                FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
+                FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 18, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
+                FloatVector p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                acc0 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b]), acc0);
+                blk += BLOCK_BYTES;
+                xo += 32;
+                lo = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
+                hi = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 18, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
+                p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                acc1 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b + 1]), acc1);
+            }
+            if (b < nb) {
+                long blk = row + (long) b * BLOCK_BYTES;
+                int xo = qo + 32 * b;
+                FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
+                FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 18, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
+                FloatVector p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                acc0 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b]), acc0);
+            }
+            return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        }
+
+        private static void dot4(MemorySegment m, long row, int nb, Activations a, int t, float[] out, int o, int os) {
+            float[] q = a.q, d = a.d;
+            int cols = a.cols, blocks = a.blocks;
+            int q0 = t * cols, q1 = q0 + cols, q2 = q1 + cols, q3 = q2 + cols;
+            int d0 = t * blocks, d1 = d0 + blocks, d2 = d1 + blocks, d3 = d2 + blocks;
+            FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0;
+            for (int b = 0; b < nb; b++) {
+                long blk = row + (long) b * BLOCK_BYTES;
+                FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
+                FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 18, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
+                float dw = WeightData.half(m, blk);
+                int xo = 32 * b;
+                a0 = hi.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q0 + xo)))
+                        .fma(FloatVector.broadcast(Simd.F, dw * d[d0 + b]), a0);
+                a1 = hi.fma(FloatVector.fromArray(Simd.F, q, q1 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q1 + xo)))
+                        .fma(FloatVector.broadcast(Simd.F, dw * d[d1 + b]), a1);
+                a2 = hi.fma(FloatVector.fromArray(Simd.F, q, q2 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q2 + xo)))
+                        .fma(FloatVector.broadcast(Simd.F, dw * d[d2 + b]), a2);
+                a3 = hi.fma(FloatVector.fromArray(Simd.F, q, q3 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q3 + xo)))
+                        .fma(FloatVector.broadcast(Simd.F, dw * d[d3 + b]), a3);
+            }
+            out[o] = a0.reduceLanes(VectorOperators.ADD);
+            out[o + os] = a1.reduceLanes(VectorOperators.ADD);
+            out[o + 2 * os] = a2.reduceLanes(VectorOperators.ADD);
+            out[o + 3 * os] = a3.reduceLanes(VectorOperators.ADD);
         }
     }
 }

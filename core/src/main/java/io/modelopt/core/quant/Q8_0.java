@@ -85,8 +85,8 @@ public final class Q8_0 {
             d[dOff + b] = Float.float16ToFloat(Float.floatToFloat16(amax / 127.f));
             float id = amax != 0.0f ? 127.f / amax : 0.0f;
             for (int j = 0; j < 32; j++) {
-                // _mm256_round_ps(_MM_ROUND_NEAREST) then the saturating int8 pack
-                q[qo + j] = Math.clamp((float) Math.rint(src[x + j] * id), -128f, 127f);
+                // _mm256_round_ps(_MM_ROUND_NEAREST) then the saturating int8 pack; + 0f turns -0 into the integer 0
+                q[qo + j] = Math.clamp((float) Math.rint(src[x + j] * id), -128f, 127f) + 0f;
             }
         }
     }

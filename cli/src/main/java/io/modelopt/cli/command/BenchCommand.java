@@ -1,0 +1,274 @@
+package io.modelopt.cli.command;
+
+import io.modelopt.cli.Args;
+import io.modelopt.cli.ProgressBar;
+import io.modelopt.core.engine.Batch;
+import io.modelopt.core.engine.CpuBackend;
+import io.modelopt.core.engine.ModelRunner;
+import io.modelopt.core.engine.RunnerOptions;
+import io.modelopt.core.json.Json;
+import io.modelopt.core.kernel.WeightMatrix;
+import io.modelopt.core.kv.KvCache;
+import io.modelopt.core.model.ModelConfig;
+import io.modelopt.core.model.ModelSource;
+import io.modelopt.core.model.ModelSources;
+import io.modelopt.core.model.llama.LlamaRunner;
+import io.modelopt.core.model.llama.LlamaWeights;
+import io.modelopt.core.synthetic.SyntheticFormat;
+import io.modelopt.core.synthetic.SyntheticModel;
+import io.modelopt.core.synthetic.SyntheticModelCache;
+import io.modelopt.core.synthetic.SyntheticSpec;
+import io.modelopt.core.tensor.GgmlType;
+import io.modelopt.core.tensor.TensorData;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+/**
+ * {@code modelopt bench}: prefill and decode speed of a model on the CPU, with the memory it
+ * holds. Without {@code --model} it runs the built-in synthetic {@code small125m} model
+ * (generated into the cache on first use), so the command works on any machine out of the box;
+ * the prompt/generation lengths default to llama-bench's {@code -p 128 -n 64} so the two can be
+ * set side by side on the same GGUF file.
+ */
+public final class BenchCommand implements Command {
+    static final int DEFAULT_PROMPT = 128, DEFAULT_GEN = 64, DEFAULT_RUNS = 3;
+    private static final long PROMPT_SEED = 1234;
+
+    @Override public String name() { return "bench"; }
+
+    @Override public String summary() { return "measure prefill (TTFT) and decode speed and memory, like llama-bench"; }
+
+    @Override public String usage() {
+        return """
+                usage: modelopt bench [--model MODEL] [--prompt-tokens N] [--gen-tokens N] [--threads T] [--runs R]
+                                      [--type q8_0|q4_0|f16|f32] [--seed S] [--json FILE]
+                  --model MODEL      a .gguf file or HF directory; default: the built-in synthetic small125m
+                                     model (134M parameters, random weights, made in the cache on first use)
+                  --type TYPE        weight type of the built-in model (default q8_0); not with --model
+                  --seed S           seed of the built-in model (default %d)
+                  --prompt-tokens N  prompt length, prefilled as one batch (default %d)
+                  --gen-tokens N     greedy decode steps after the prompt (default %d)
+                  --threads T        compute threads (default: all %d processors)
+                  --runs R           measured runs after one warm-up run (default %d)
+                  --json FILE        also write the figures as JSON
+                Prints TTFT (time to the prompt's last logits), prefill and decode tokens/s as median (min-max)
+                over the runs, weight and KV cache bytes, and memory: peak/current RSS, Java heap, and how much
+                of the model file's mapping is resident (weights used in place, not copied)."""
+                .formatted(SyntheticModel.DEFAULT_SEED, DEFAULT_PROMPT, DEFAULT_GEN, Runtime.getRuntime().availableProcessors(), DEFAULT_RUNS);
+    }
+
+    @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
+        Args args = Args.parse(argv, Set.of("model", "prompt-tokens", "gen-tokens", "threads", "runs", "type", "seed", "json"), Set.of());
+        if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
+        int promptTokens = positive(args, "prompt-tokens", DEFAULT_PROMPT, 1);
+        int genTokens = positive(args, "gen-tokens", DEFAULT_GEN, 0);
+        int threads = positive(args, "threads", Runtime.getRuntime().availableProcessors(), 1);
+        int runs = positive(args, "runs", DEFAULT_RUNS, 1);
+        if (args.has("model") && (args.has("type") || args.has("seed"))) {
+            throw new Args.UsageException("--type and --seed choose the built-in synthetic model; they do not apply with --model");
+        }
+
+        Path modelPath;
+        String modelName;
+        if (args.has("model")) {
+            modelPath = Path.of(args.get("model", null));
+            modelName = modelPath.getFileName().toString();
+        } else {
+            GgmlType type = SyntheticModel.parseType(args.get("type", "q8_0"));
+            SyntheticModel synthetic = SyntheticModel.of(SyntheticSpec.SMALL_125M, type, args.getLong("seed", SyntheticModel.DEFAULT_SEED));
+            SyntheticModelCache cache = SyntheticModelCache.atDefaultLocation();
+            if (!cache.contains(synthetic, SyntheticFormat.GGUF)) {
+                err.println("generating the built-in benchmark model (once) into " + cache.directory());
+            }
+            modelPath = cache.get(synthetic, SyntheticFormat.GGUF, new ProgressBar(err));
+            modelName = "synthetic " + SyntheticSpec.SMALL_125M.name() + " " + type.name().toLowerCase(Locale.ROOT) + " (" + modelPath.getFileName() + ")";
+        }
+
+        Map<String, Object> report;
+        long loadStart = System.nanoTime();
+        try (ModelSource source = ModelSources.open(modelPath)) {
+            ModelConfig config = source.config();
+            int context = promptTokens + genTokens;
+            if (context > config.contextLength()) {
+                throw new Args.UsageException("prompt + generated tokens (" + context + ") exceed the model's context length " + config.contextLength());
+            }
+            RunnerOptions options = RunnerOptions.builder().threads(threads).maxBatchTokens(promptTokens).maxLogitsRows(1)
+                    .contextLength(context).build();
+            try (ModelRunner runner = new CpuBackend().load(source, options); KvCache cache = runner.newKvCache(1, context)) {
+                long loadNanos = System.nanoTime() - loadStart;
+                int[] ids = InferenceBench.prompt(promptTokens, config.vocabSize(), config.bosTokenId(), PROMPT_SEED);
+                Batch prompt = Batch.ofSequence(0, 0, ids, false);
+
+                err.printf(Locale.ROOT, "bench: %s, %d threads, prompt %d, generate %d, %d runs + 1 warm-up%n", modelName, threads, promptTokens, genTokens, runs);
+                InferenceBench.run(runner, cache, prompt, genTokens, null);
+                List<InferenceBench.Run> measured = new ArrayList<>();
+                for (int r = 0; r < runs; r++) {
+                    InferenceBench.Run run = InferenceBench.run(runner, cache, prompt, genTokens, null);
+                    measured.add(run);
+                    err.printf(Locale.ROOT, "  run %d: TTFT %.1f ms, prefill %.1f t/s, decode %.1f t/s%n", r + 1, run.ttftMillis(),
+                            run.prefillTokensPerSecond(), run.decodeTokensPerSecond());
+                }
+                report = report(modelPath, modelName, source, runner, cache, options, promptTokens, genTokens, runs, loadNanos, measured);
+            }
+        }
+        print(report, out);
+        if (args.has("json")) {
+            Path json = Path.of(args.get("json", null));
+            Files.writeString(json, Json.writePretty(report) + "\n", StandardCharsets.UTF_8);
+            err.println("wrote " + json.toAbsolutePath());
+        }
+        return 0;
+    }
+
+    private static int positive(Args args, String name, int def, int min) {
+        int v = args.getInt(name, def);
+        if (v < min) throw new Args.UsageException("--" + name + " must be >= " + min + ", got " + v);
+        return v;
+    }
+
+    /** Every figure, measured while the model is still loaded (so the mapping and RSS are those of the running model). */
+    private static Map<String, Object> report(Path modelPath, String modelName, ModelSource source, ModelRunner runner, KvCache cache,
+                                              RunnerOptions options, int promptTokens, int genTokens, int runs, long loadNanos,
+                                              List<InferenceBench.Run> measured) throws IOException {
+        ModelConfig c = source.config();
+        long tensorBytes = 0;
+        Map<String, Long> bytesByType = new TreeMap<>();
+        for (TensorData t : source.tensors().values()) {
+            tensorBytes += t.byteSize();
+            bytesByType.merge(t.type().name(), t.byteSize(), Long::sum);
+        }
+        long repacked = repackedBytes(runner);
+        // a full GC first, so "heap used" is the live heap the model and runner keep, not garbage
+        System.gc();
+        Runtime rt = Runtime.getRuntime();
+        long heapUsed = rt.totalMemory() - rt.freeMemory();
+        Optional<ProcessMemory.Mapped> mapped = ProcessMemory.mappedFiles(modelFiles(modelPath));
+        OptionalLong rss = ProcessMemory.rss(), peak = ProcessMemory.peakRss();
+
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("model", modelName);
+        r.put("model_path", modelPath.toAbsolutePath().toString());
+        r.put("format", source.format());
+        r.put("architecture", c.architecture().toString());
+        r.put("parameters", parameterCount(source));
+        r.put("weight_bytes", tensorBytes + repacked);
+        r.put("tensor_bytes", tensorBytes);
+        r.put("repacked_bytes", repacked);
+        r.put("tensor_bytes_by_type", bytesByType);
+        r.put("threads", options.threads());
+        r.put("kernel_mode", options.kernelMode().toString());
+        r.put("prompt_tokens", promptTokens);
+        r.put("gen_tokens", genTokens);
+        r.put("runs", runs);
+        r.put("load_ms", loadNanos / 1e6);
+        r.put("ttft_ms", stats(InferenceBench.Stats.of(measured, InferenceBench.Run::ttftMillis)));
+        r.put("prefill_tokens_per_s", stats(InferenceBench.Stats.of(measured, InferenceBench.Run::prefillTokensPerSecond)));
+        if (genTokens > 0) {
+            r.put("decode_tokens_per_s", stats(InferenceBench.Stats.of(measured, InferenceBench.Run::decodeTokensPerSecond)));
+            double alloc = InferenceBench.Stats.of(measured, InferenceBench.Run::decodeAllocatedBytesPerToken).median();
+            if (alloc >= 0) r.put("decode_allocated_bytes_per_token", alloc);
+        }
+        r.put("kv_cache_bytes", cache.byteSize());
+        r.put("kv_cache_dtype", cache.dtype().toString());
+        r.put("kv_cache_positions", promptTokens + genTokens);
+        peak.ifPresent(v -> r.put("rss_peak_bytes", v));
+        rss.ifPresent(v -> r.put("rss_bytes", v));
+        r.put("heap_used_bytes", heapUsed);
+        r.put("heap_committed_bytes", rt.totalMemory());
+        mapped.ifPresent(m -> {
+            r.put("model_mapped_rss_bytes", m.rssBytes());
+            r.put("model_mapped_bytes", m.sizeBytes());
+        });
+        r.put("cpus", rt.availableProcessors());
+        r.put("java", System.getProperty("java.vm.name") + " " + Runtime.version());
+        r.put("os", System.getProperty("os.name") + " " + System.getProperty("os.arch"));
+        return r;
+    }
+
+    private static Map<String, Object> stats(InferenceBench.Stats s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("median", s.median());
+        m.put("min", s.min());
+        m.put("max", s.max());
+        m.put("values", s.values());
+        return m;
+    }
+
+    private static long parameterCount(ModelSource source) {
+        long n = 0;
+        for (TensorData t : source.tensors().values()) n += t.elementCount();
+        return n;
+    }
+
+    /** Bytes the kernels hold beyond the mapped tensors (load-time repacked copies), each matrix once. */
+    private static long repackedBytes(ModelRunner runner) {
+        if (!(runner instanceof LlamaRunner lr)) return 0;
+        LlamaWeights w = lr.weights();
+        Map<WeightMatrix, Boolean> seen = new IdentityHashMap<>();
+        List<WeightMatrix> all = new ArrayList<>(List.of(w.tokenEmbedding(), w.output()));
+        for (int i = 0; i < w.numLayers(); i++) {
+            LlamaWeights.Layer l = w.layer(i);
+            all.addAll(List.of(l.wq(), l.wk(), l.wv(), l.wo(), l.gate(), l.up(), l.down()));
+        }
+        long sum = 0;
+        for (WeightMatrix m : all) if (seen.put(m, Boolean.TRUE) == null) sum += m.residentBytes();
+        return sum;
+    }
+
+    /** The files a model's tensors are mapped from: the GGUF, or the directory's safetensors files. */
+    private static List<Path> modelFiles(Path model) throws IOException {
+        if (!Files.isDirectory(model)) return List.of(model);
+        try (Stream<Path> s = Files.list(model)) {
+            return s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).toList();
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void print(Map<String, Object> r, PrintStream out) {
+        out.printf(Locale.ROOT, "model        %s%n", r.get("model"));
+        out.printf(Locale.ROOT, "             %s %s, %.1fM parameters%n", r.get("format"), r.get("architecture"), ((Number) r.get("parameters")).longValue() / 1e6);
+        StringBuilder types = new StringBuilder();
+        ((Map<String, Long>) r.get("tensor_bytes_by_type")).forEach((t, b) -> types.append(types.isEmpty() ? "" : ", ").append(t).append(' ').append(mb(b)));
+        out.printf(Locale.ROOT, "weights      %s (%s; repacked copies %s)%n", mb((Long) r.get("weight_bytes")), types, mb((Long) r.get("repacked_bytes")));
+        out.printf(Locale.ROOT, "setup        %d threads (%s kernels), prompt %d tokens, %d decode steps, %d runs after 1 warm-up; load %.0f ms%n",
+                r.get("threads"), r.get("kernel_mode"), r.get("prompt_tokens"), r.get("gen_tokens"), r.get("runs"), (Double) r.get("load_ms"));
+        out.printf(Locale.ROOT, "%-12s %10s   %s%n", "", "median", "(min - max)");
+        line(out, "TTFT", "ms", (Map<String, Object>) r.get("ttft_ms"));
+        line(out, "prefill", "t/s", (Map<String, Object>) r.get("prefill_tokens_per_s"));
+        if (r.containsKey("decode_tokens_per_s")) line(out, "decode", "t/s", (Map<String, Object>) r.get("decode_tokens_per_s"));
+        if (r.containsKey("decode_allocated_bytes_per_token")) {
+            out.printf(Locale.ROOT, "%-12s %10.0f B/token (heap, all threads, median)%n", "decode alloc", (Double) r.get("decode_allocated_bytes_per_token"));
+        }
+        out.printf(Locale.ROOT, "KV cache     %s (%s, %d positions)%n", mb((Long) r.get("kv_cache_bytes")), r.get("kv_cache_dtype"), r.get("kv_cache_positions"));
+        String rss = r.containsKey("rss_peak_bytes")
+                ? "RSS peak " + mb((Long) r.get("rss_peak_bytes")) + ", now " + mb((Long) r.get("rss_bytes"))
+                : "RSS n/a (no /proc)";
+        out.printf(Locale.ROOT, "memory       %s; Java heap live %s of %s committed%n", rss, mb((Long) r.get("heap_used_bytes")), mb((Long) r.get("heap_committed_bytes")));
+        if (r.containsKey("model_mapped_rss_bytes")) {
+            out.printf(Locale.ROOT, "             model file mapping resident %s of %s mapped (weights read in place)%n",
+                    mb((Long) r.get("model_mapped_rss_bytes")), mb((Long) r.get("model_mapped_bytes")));
+        }
+    }
+
+    private static void line(PrintStream out, String what, String unit, Map<String, Object> s) {
+        out.printf(Locale.ROOT, "%-12s %10.1f %-4s (%.1f - %.1f)%n", what, (Double) s.get("median"), unit, (Double) s.get("min"), (Double) s.get("max"));
+    }
+
+    private static String mb(long bytes) {
+        return String.format(Locale.ROOT, "%.1f MB", bytes / 1e6);
+    }
+}

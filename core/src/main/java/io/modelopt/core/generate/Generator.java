@@ -1,0 +1,190 @@
+package io.modelopt.core.generate;
+
+import io.modelopt.core.engine.Batch;
+import io.modelopt.core.engine.Logits;
+import io.modelopt.core.engine.ModelRunner;
+import io.modelopt.core.kv.KvCache;
+import io.modelopt.core.sampling.Sampler;
+import io.modelopt.core.tokenizer.Tokenizer;
+import java.util.Arrays;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Generates text for one prompt at a time on a {@link ModelRunner}: tokenize (BOS as the
+ * tokenizer adds it), prefill the prompt, then one single-token decode step per generated token,
+ * streaming each token and its text to a {@link TokenListener}.
+ *
+ * <p><b>Prefill</b> is one batch holding the whole prompt, logits only for its last token. A
+ * prompt longer than the runner's {@code maxBatchTokens} is prefilled in consecutive chunks of
+ * that size (the result is the same; only the last chunk asks for logits).
+ *
+ * <p><b>Stopping</b>: at an end-of-sequence token (any of the model config's
+ * {@code eosTokenIds} or the tokenizer's EOS; it is neither reported nor part of the result), when
+ * the decoded text contains a stop string (the text is cut before it), after
+ * {@code maxTokens} tokens, or when the context is full.
+ *
+ * <p><b>Context length policy</b>: the prompt plus the generated tokens never exceed the
+ * context length C ({@link ModelRunner#contextLength()}). A prompt of P ≥ C tokens leaves no
+ * room and is rejected up front with an {@link IllegalArgumentException} that names P and C.
+ * A prompt that fits is run even when P + maxTokens exceeds C: generation then ends after
+ * C − P tokens with {@link FinishReason#CONTEXT_FULL} (rather than refusing work that may well
+ * end at an EOS long before the limit). Nothing is evicted or shifted.
+ *
+ * <p>The generator owns a one-sequence KV cache of the runner's context length, reused (cleared)
+ * by every call; {@link #close()} frees it. The runner stays the caller's. Not thread-safe: one
+ * generation at a time.
+ */
+public final class Generator implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Generator.class);
+    private static final int SEQ = 0;
+
+    private final ModelRunner runner;
+    private final Tokenizer tokenizer;
+    private final KvCache cache;
+    private final int contextLength;
+    private final int vocabSize;
+    private final int[] eosIds;
+
+    public Generator(ModelRunner runner, Tokenizer tokenizer) {
+        this.runner = Objects.requireNonNull(runner, "runner");
+        this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
+        this.contextLength = runner.contextLength();
+        this.vocabSize = runner.config().vocabSize();
+        int[] eos = runner.config().eosTokenIds();
+        int tokEos = tokenizer.eosId();
+        if (tokEos >= 0 && Arrays.stream(eos).noneMatch(e -> e == tokEos)) {
+            eos = Arrays.copyOf(eos, eos.length + 1);
+            eos[eos.length - 1] = tokEos;
+        }
+        this.eosIds = eos;
+        this.cache = runner.newKvCache(1, contextLength);
+    }
+
+    /** Positions available to prompt + generated tokens. */
+    public int contextLength() { return contextLength; }
+
+    /** The token ids that end generation. */
+    public int[] eosTokenIds() { return eosIds.clone(); }
+
+    public Tokenizer tokenizer() { return tokenizer; }
+
+    /**
+     * Tokenizes {@code prompt} as llama.cpp does for a prompt (BOS as the tokenizer adds it,
+     * special-token text parsed) and generates from it.
+     *
+     * @throws IllegalArgumentException if the prompt has no tokens or does not leave room in the context
+     */
+    public GenerationResult generate(String prompt, GenerationOptions options, TokenListener listener) {
+        long t0 = System.nanoTime();
+        int[] ids = tokenizer.encode(prompt, true, true);
+        long tokenized = System.nanoTime();
+        return run(ids, options, listener, t0, tokenized - t0);
+    }
+
+    /** Generates from already tokenized prompt ids (used as given: nothing is added). */
+    public GenerationResult generate(int[] promptIds, GenerationOptions options, TokenListener listener) {
+        return run(promptIds.clone(), options, listener, System.nanoTime(), 0);
+    }
+
+    private GenerationResult run(int[] prompt, GenerationOptions options, TokenListener listener, long t0, long tokenizeNanos) {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(listener, "listener");
+        int p = prompt.length;
+        if (p == 0) {
+            throw new IllegalArgumentException("the prompt has no tokens (an empty text and a tokenizer that adds no BOS); nothing to generate from");
+        }
+        if (p >= contextLength) {
+            throw new IllegalArgumentException("the prompt has " + p + " tokens but the context length is " + contextLength
+                    + " positions; prompt plus generated tokens must fit, so at most " + (contextLength - 1)
+                    + " prompt tokens leave room for one generated token (" + options.maxTokens() + " were requested)");
+        }
+        for (int i = 0; i < p; i++) {
+            if (prompt[i] < 0 || prompt[i] >= vocabSize) {
+                throw new IllegalArgumentException("prompt token " + i + " is " + prompt[i] + ", outside the vocabulary of " + vocabSize);
+            }
+        }
+        int budget = Math.min(options.maxTokens(), contextLength - p);
+        if (budget < options.maxTokens()) {
+            log.debug("prompt of {} tokens + {} requested exceeds context {}: at most {} tokens, then CONTEXT_FULL", p, options.maxTokens(), contextLength, budget);
+        }
+
+        Sampler sampler = new Sampler(options.sampling(), vocabSize);
+        sampler.acceptAll(prompt); // llama.cpp lets the repetition penalty see the prompt too
+        StreamingDecoder decoder = new StreamingDecoder(tokenizer, !hasText(prompt));
+        StopStringFilter stops = new StopStringFilter(options.stopStrings());
+        StringBuilder text = new StringBuilder();
+
+        cache.clear(SEQ);
+        long prefillStart = System.nanoTime();
+        Logits logits = prefill(prompt);
+        long prefillEnd = System.nanoTime();
+        int token = sampler.sample(logits.buffer(), logits.offset(0));
+        long ttft = System.nanoTime() - t0;
+
+        int[] generated = new int[budget];
+        long[] decodeNanos = new long[Math.max(0, budget - 1)];
+        int n = 0, steps = 0;
+        FinishReason reason;
+        while (true) {
+            if (isEos(token)) {
+                reason = FinishReason.EOS;
+                break;
+            }
+            generated[n++] = token;
+            sampler.accept(token);
+            String piece = stops.push(decoder.push(token));
+            text.append(piece);
+            listener.onToken(token, piece);
+            if (stops.stopped()) {
+                reason = FinishReason.STOP_STRING;
+                break;
+            }
+            if (n == budget) {
+                reason = n == options.maxTokens() ? FinishReason.MAX_TOKENS : FinishReason.CONTEXT_FULL;
+                break;
+            }
+            long stepStart = System.nanoTime();
+            logits = runner.forward(Batch.decodeStep(new int[] {SEQ}, new int[] {token}, new int[] {p + n - 1}), cache);
+            token = sampler.sample(logits.buffer(), logits.offset(0));
+            decodeNanos[steps++] = System.nanoTime() - stepStart;
+        }
+        String tail = reason == FinishReason.STOP_STRING ? "" : stops.push(decoder.flush()) + stops.flush();
+        text.append(tail);
+        listener.onFinish(tail, reason);
+
+        var timings = new GenerationTimings(p, tokenizeNanos, prefillEnd - prefillStart, ttft, Arrays.copyOf(decodeNanos, steps));
+        log.debug("generated {} tokens ({}): {}", n, reason, timings);
+        return new GenerationResult(prompt, Arrays.copyOf(generated, n), text.toString(), reason, timings);
+    }
+
+    /** Runs the prompt through the model, in one batch when it fits the runner's batch size; returns the last token's logits. */
+    private Logits prefill(int[] prompt) {
+        int chunk = runner.options().maxBatchTokens();
+        Logits logits = null;
+        for (int from = 0; from < prompt.length; from += chunk) {
+            int to = Math.min(prompt.length, from + chunk);
+            Batch.Builder b = Batch.builder(to - from);
+            for (int i = from; i < to; i++) b.add(prompt[i], i, SEQ, i == prompt.length - 1);
+            logits = runner.forward(b.build(), cache);
+        }
+        return logits;
+    }
+
+    private boolean isEos(int token) {
+        for (int e : eosIds) if (e == token) return true;
+        return false;
+    }
+
+    /** Whether the prompt holds any text (anything but special tokens such as BOS). */
+    private boolean hasText(int[] prompt) {
+        for (int t : prompt) if (!tokenizer.isSpecial(t)) return true;
+        return false;
+    }
+
+    /** Frees the KV cache; the runner stays open. */
+    @Override public void close() {
+        cache.close();
+    }
+}

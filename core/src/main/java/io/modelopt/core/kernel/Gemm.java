@@ -1,0 +1,132 @@
+package io.modelopt.core.kernel;
+
+import jdk.incubator.vector.FloatVector;
+
+/**
+ * The prefill path: a register-blocked float GEMM over decoded weights. For each block of
+ * {@link #ROWS} weight rows the rows are decoded once into a per-thread panel, then every group
+ * of {@link #TOKEN_GRAIN}·2 tokens is computed as an outer product: per column {@code k}, each
+ * row's weight is broadcast and multiplied into two vectors of 16 tokens ({@code xt}, the
+ * transposed activations). 16 accumulators, 8 broadcasts and 2 loads per 16 FMAs, no reductions.
+ *
+ * <p>Numerics: the activations are quantized exactly as for the dot-product kernels (llama.cpp's
+ * quantizers), and the weights decode to the reference values; only the order of the float
+ * additions differs from ggml (products are rounded one by one instead of summed as integers per
+ * block), a difference of the order of float rounding (1e-7 relative).
+ */
+final class Gemm {
+    private Gemm() {}
+
+    /** Weight rows per panel. */
+    static final int ROWS = 8;
+    /** Tokens per vector; {@link Activations#tPad} is a multiple of it. */
+    static final int TOKEN_GRAIN = 16;
+    /** Calls with at least this many tokens take the GEMM path (below it the per-token kernels win). */
+    static final int MIN_TOKENS = 16;
+
+    /** Panel scratch of one thread: {@code ROWS · cols} floats plus 16 for spilling a vector. */
+    static float[] panel(float[] current, int cols) {
+        int need = ROWS * cols + 16;
+        return current != null && current.length >= need ? current : new float[need];
+    }
+
+    /**
+     * Rows {@code [rowStart, rowEnd)} for all tokens. Whole blocks of {@link #ROWS} go through
+     * the panel; the last partial block through the format's own dot-product kernel.
+     */
+    static void compute(FormatKernel kernel, WeightMatrix w, Activations a, int rowStart, int rowEnd,
+                        float[] out, int outOff, int outStride, float[] panel) {
+        int cols = w.cols();
+        int r = rowStart;
+        for (; r + ROWS <= rowEnd; r += ROWS) {
+            kernel.dequantizeRows(w, r, ROWS, panel);
+            int t = 0;
+            for (; t + 2 * TOKEN_GRAIN <= a.tPad; t += 2 * TOKEN_GRAIN) block8x32(panel, cols, a, t, r, out, outOff, outStride);
+            if (t < a.tPad) block8x16(panel, cols, a, t, r, out, outOff, outStride);
+        }
+        if (r < rowEnd) kernel.compute(w, a, r, rowEnd, out, outOff, outStride);
+    }
+
+    private static void block8x32(float[] p, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
+        float[] xt = a.xt;
+        int tp = a.tPad;
+        FloatVector c00 = FloatVector.zero(Simd.F), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+        FloatVector c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+        for (int k = 0; k < cols; k++) {
+            FloatVector x0 = FloatVector.fromArray(Simd.F, xt, k * tp + t0), x1 = FloatVector.fromArray(Simd.F, xt, k * tp + t0 + 16);
+            FloatVector w = FloatVector.broadcast(Simd.F, p[k]);
+            c00 = w.fma(x0, c00);
+            c01 = w.fma(x1, c01);
+            w = FloatVector.broadcast(Simd.F, p[cols + k]);
+            c10 = w.fma(x0, c10);
+            c11 = w.fma(x1, c11);
+            w = FloatVector.broadcast(Simd.F, p[2 * cols + k]);
+            c20 = w.fma(x0, c20);
+            c21 = w.fma(x1, c21);
+            w = FloatVector.broadcast(Simd.F, p[3 * cols + k]);
+            c30 = w.fma(x0, c30);
+            c31 = w.fma(x1, c31);
+            w = FloatVector.broadcast(Simd.F, p[4 * cols + k]);
+            c40 = w.fma(x0, c40);
+            c41 = w.fma(x1, c41);
+            w = FloatVector.broadcast(Simd.F, p[5 * cols + k]);
+            c50 = w.fma(x0, c50);
+            c51 = w.fma(x1, c51);
+            w = FloatVector.broadcast(Simd.F, p[6 * cols + k]);
+            c60 = w.fma(x0, c60);
+            c61 = w.fma(x1, c61);
+            w = FloatVector.broadcast(Simd.F, p[7 * cols + k]);
+            c70 = w.fma(x0, c70);
+            c71 = w.fma(x1, c71);
+        }
+        int spill = ROWS * cols, n = a.nTokens;
+        c00.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0, n);
+        c01.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0, n);
+        c10.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 1, n);
+        c11.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 1, n);
+        c20.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 2, n);
+        c21.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 2, n);
+        c30.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 3, n);
+        c31.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 3, n);
+        c40.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 4, n);
+        c41.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 4, n);
+        c50.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 5, n);
+        c51.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 5, n);
+        c60.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 6, n);
+        c61.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 6, n);
+        c70.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 7, n);
+        c71.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 7, n);
+    }
+
+    private static void block8x16(float[] p, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
+        float[] xt = a.xt;
+        int tp = a.tPad;
+        FloatVector c0 = FloatVector.zero(Simd.F), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+        for (int k = 0; k < cols; k++) {
+            FloatVector x0 = FloatVector.fromArray(Simd.F, xt, k * tp + t0);
+            c0 = FloatVector.broadcast(Simd.F, p[k]).fma(x0, c0);
+            c1 = FloatVector.broadcast(Simd.F, p[cols + k]).fma(x0, c1);
+            c2 = FloatVector.broadcast(Simd.F, p[2 * cols + k]).fma(x0, c2);
+            c3 = FloatVector.broadcast(Simd.F, p[3 * cols + k]).fma(x0, c3);
+            c4 = FloatVector.broadcast(Simd.F, p[4 * cols + k]).fma(x0, c4);
+            c5 = FloatVector.broadcast(Simd.F, p[5 * cols + k]).fma(x0, c5);
+            c6 = FloatVector.broadcast(Simd.F, p[6 * cols + k]).fma(x0, c6);
+            c7 = FloatVector.broadcast(Simd.F, p[7 * cols + k]).fma(x0, c7);
+        }
+        int spill = ROWS * cols, n = a.nTokens;
+        c0.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0, n);
+        c1.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 1, n);
+        c2.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 2, n);
+        c3.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 3, n);
+        c4.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 4, n);
+        c5.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 5, n);
+        c6.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 6, n);
+        c7.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 7, n);
+    }
+
+    /** Writes the 16 token results of row {@code r} spilled at {@code p[spill..]}, skipping padding tokens. */
+    private static void store(float[] p, int spill, float[] out, int oo, int os, int t0, int r, int n) {
+        int end = Math.min(16, n - t0);
+        for (int l = 0; l < end; l++) out[oo + (t0 + l) * os + r] = p[spill + l];
+    }
+}

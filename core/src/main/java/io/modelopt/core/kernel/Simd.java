@@ -1,0 +1,48 @@
+package io.modelopt.core.kernel;
+
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Shared constants of the Vector API kernels: 512-bit float vectors (16 lanes, one per weight of
+ * a half block) and the in-register widenings of the weight encodings. Only loaded in
+ * {@link KernelMode#VECTOR}. The kernels spell their vector code out inside each method rather
+ * than calling helpers: a vector passed to or returned from a call that the JIT does not inline
+ * (and vector code compiles large) is boxed on the heap, which costs far more than the work.
+ *
+ * <p>Small integers become floats with the "magic number" trick where it saves an operation:
+ * {@code intBitsToFloat(0x4B000000 | n) = 2^23 + n} exactly for {@code 0 <= n < 2^23}, so one OR
+ * (fused with a preceding AND into one ternary-logic instruction) and one subtraction of
+ * {@code 2^23 + offset} give {@code n - offset} as a float.
+ */
+final class Simd {
+    private Simd() {}
+
+    static final VectorSpecies<Float> F = FloatVector.SPECIES_512;
+    static final VectorSpecies<Integer> I = IntVector.SPECIES_512;
+    static final VectorSpecies<Byte> B16 = ByteVector.SPECIES_128;
+    static final VectorSpecies<Short> S16 = ShortVector.SPECIES_256;
+    static final int LANES = 16;
+    static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
+    /** Bits of the float 2^23. */
+    static final int MAGIC_BITS = 0x4B000000;
+    static final float MAGIC = 0x1p23f;
+
+    /** Lane indices 0..15. */
+    static final IntVector IOTA = IntVector.zero(I).addIndex(1);
+    /** Lane indices plus 12: the shifts that bring bit {@code 16 + lane} of a Q5_0 {@code qh} to bit 4. */
+    static final IntVector IOTA_PLUS_12 = IOTA.add(12);
+
+    /**
+     * Half floats to floats in registers: with {@code e} the 15 exponent-and-mantissa bits,
+     * {@code intBitsToFloat(e << 13) · 2^112} is exact for normals and subnormals; infinities
+     * and NaNs ({@code e >= 0x7C00}) get the all-ones float exponent; then the sign is put back.
+     */
+    static final float HALF_SCALE = 0x1p112f;
+}
+

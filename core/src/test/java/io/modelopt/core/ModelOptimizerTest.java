@@ -1,0 +1,76 @@
+package io.modelopt.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.modelopt.core.eval.Perplexity;
+import io.modelopt.core.eval.WindowProtocol;
+import io.modelopt.core.json.Json;
+import io.modelopt.core.kv.KvDtype;
+import io.modelopt.core.testing.Fixtures;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The fluent facade end to end on the fixture models. */
+class ModelOptimizerTest {
+
+    @Test
+    void describeListsArchitectureTensorsAndTokenizer() {
+        try (ModelOptimizer m = ModelOptimizer.load(Fixtures.brownGguf("q4_K_M"))) {
+            ModelDescription d = m.describe();
+            assertEquals(39, d.tensors().size());
+            assertEquals(5_245_184, d.parameterCount());
+            assertEquals(Files.exists(d.path()) ? d.tensors().stream().mapToLong(ModelDescription.Tensor::bytes).sum() : -1, d.totalBytes());
+            String text = d.toString();
+            assertTrue(text.contains("LlamaForCausalLM"), text);
+            assertTrue(text.contains("hidden 256, layers 4, heads 8 (kv heads 4, head dim 32), ffn 768, vocab 4096, context 256"), text);
+            assertTrue(text.contains("blk.2.attn_v.weight"), text);
+            assertTrue(text.contains("Q6_K"), text);
+            assertTrue(d.tokenizer().contains("4096"), d.tokenizer());
+        }
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void buildThenGenerateGreedyMatchesLlamaCpp() throws Exception {
+        Map<String, Object> ref = Json.parseObject(Files.readString(Fixtures.file("stories260K/reference.json")));
+        Map<String, Object> first = (Map<String, Object>) ((List<Object>) ref.get("prompts")).getFirst();
+        String expected = (String) ((Map<String, Object>) first.get("llama_cpp")).get("gen_text");
+        try (OptimizedModel model = ModelOptimizer.load(Fixtures.storiesHf()).withKvCache(KvDtype.F32).withThreads(2).build()) {
+            assertEquals(expected, model.generate((String) first.get("prompt"), 48));
+        }
+    }
+
+    @Test
+    void perplexityThroughTheFacadeMatchesLlamaCpp() throws Exception {
+        String text = Files.readString(Fixtures.file("corpora/brown/fiction-test.txt"));
+        try (OptimizedModel model = ModelOptimizer.load(Fixtures.storiesGguf("f32")).withThreads(2).build()) {
+            Perplexity.Result r = model.perplexity(text, WindowProtocol.llamaCpp(128, model.tokenizer().addsBos() ? model.tokenizer().bosId() : -1), ProgressListener.NONE);
+            assertEquals(24.6898, r.perplexity(), 24.6898 * 1e-3, r.toString()); // perplexity.md, F16 KV cache
+            assertEquals(18_459, r.tokensScored());
+        }
+    }
+
+    @Test
+    void quantizeWithoutTheQuantizationModuleSaysWhatIsMissing() {
+        try (ModelOptimizer m = ModelOptimizer.load(Fixtures.storiesGguf("f32"))) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> m.quantize(QuantizationMethod.AWQ));
+            assertTrue(e.getMessage().contains("modelopt-quantization"), e.getMessage());
+        }
+    }
+
+    @Test
+    void notAModelIsAFormatError(@TempDir Path dir) throws Exception {
+        Path junk = Files.writeString(dir.resolve("junk.bin"), "definitely not a model");
+        ModelFormatException e = assertThrows(ModelFormatException.class, () -> ModelOptimizer.load(junk));
+        assertTrue(e.getMessage().contains("junk.bin"), e.getMessage());
+        assertThrows(java.io.UncheckedIOException.class, () -> ModelOptimizer.load(dir.resolve("missing.gguf")));
+        Files.createDirectory(dir.resolve("empty"));
+        assertThrows(ModelFormatException.class, () -> ModelOptimizer.load(dir.resolve("empty")));
+    }
+}
