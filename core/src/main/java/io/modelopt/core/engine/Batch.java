@@ -27,6 +27,8 @@ public final class Batch {
     private final int[] distinctSequences;
     private final int[] firstPositions;
     private final int[] lastPositions;
+    /** For each token, the index of its sequence in {@link #distinctSequences}. */
+    private final int[] sequenceIndex;
 
     private Batch(int n, int[] tokens, int[] positions, int[] sequenceIds, boolean[] wantLogits) {
         this.tokens = Arrays.copyOf(tokens, n);
@@ -37,6 +39,7 @@ public final class Batch {
         int flagged = 0;
         int[] seqs = new int[Math.min(n, 16)], first = new int[seqs.length], last = new int[seqs.length];
         int nSeq = 0;
+        this.sequenceIndex = new int[n];
         for (int i = 0; i < n; i++) {
             int tok = this.tokens[i], pos = this.positions[i], seq = this.sequenceIds[i];
             if (tok < 0) throw new IllegalArgumentException("batch token " + i + ": token id " + tok + " must be >= 0");
@@ -53,6 +56,7 @@ public final class Batch {
                 seqs[nSeq] = seq;
                 first[nSeq] = pos;
                 last[nSeq] = pos;
+                sequenceIndex[i] = nSeq;
                 nSeq++;
             } else {
                 if (pos != last[j] + 1) {
@@ -60,6 +64,7 @@ public final class Batch {
                             + " does not follow position " + last[j] + " of the same sequence; a sequence's tokens must have consecutive positions");
                 }
                 last[j] = pos;
+                sequenceIndex[i] = j;
             }
         }
         this.distinctSequences = Arrays.copyOf(seqs, nSeq);
@@ -102,6 +107,12 @@ public final class Batch {
 
     /** The last position of the j-th distinct sequence in this batch. */
     public int lastPosition(int j) { return lastPositions[j]; }
+
+    /** Tokens of the j-th distinct sequence in this batch (its positions are consecutive). */
+    public int sequenceTokens(int j) { return lastPositions[j] - firstPositions[j] + 1; }
+
+    /** The index j (for {@link #sequence(int)} etc.) of token {@code i}'s sequence. */
+    public int sequenceIndex(int i) { return sequenceIndex[i]; }
 
     /** The largest sequence id in the batch. */
     public int maxSequenceId() {

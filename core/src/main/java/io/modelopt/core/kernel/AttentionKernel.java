@@ -21,7 +21,12 @@ import java.util.Arrays;
  *
  * <p>Keys and values are F32 or F16 (little endian, as ggml stores them). F16 rows are converted
  * element by element with {@link Float#float16ToFloat}, which the JIT turns into the hardware
- * conversion where there is one.
+ * conversion where there is one. With F16 values the attention weights are rounded to F16 before
+ * they multiply the values, as in llama.cpp, whose {@code ggml_mul_mat(v, kq)} converts the F32
+ * operand to the F16 operand's type (the runner rounds the query likewise before {@code q·K}).
+ * That costs ~3 significant digits on each weight, which llama-perplexity's numbers include:
+ * without it our F16-cache perplexities differ from llama.cpp's by up to 5e-4 relative, with it
+ * by 1e-4. An F32 cache has no rounding.
  */
 public final class AttentionKernel {
     private AttentionKernel() {}
@@ -50,6 +55,7 @@ public final class AttentionKernel {
             scores[p] = dot * scale;
         }
         Softmax.apply(mode, scores, 0, n);
+        if (f16) roundToF16(scores, n);
         Arrays.fill(out, outOff, outOff + headDim, 0f);
         for (int p = 0; p < n; p++) {
             long off = rowOffsets[p] + headOffset;
@@ -58,6 +64,48 @@ public final class AttentionKernel {
             else if (vector) ElementwiseVector.axpyF32(a, values, off, out, outOff, headDim);
             else axpyF32(a, values, off, out, outOff, headDim);
         }
+    }
+
+    /**
+     * The same over keys and values already converted to float arrays, with the keys transposed:
+     * element {@code d} of position {@code p}'s key is {@code keysT[kBase + d·kStride + p]}, so the
+     * scores of many positions are computed together ({@code s[p..] += q[d]·keysT[d][p..]}, one
+     * vector FMA per element and no horizontal sums); position {@code p}'s value row starts at
+     * {@code values[vBase + p·vStride]}. Each score is the FMA chain over {@code d} in order, in
+     * both modes, so scalar and vector results are identical. The runner uses it for sequences
+     * with several tokens in a batch, whose cached rows it converts once per layer.
+     *
+     * @param f16Weights round the attention weights to F16 (the cache holds F16 values; see the class comment)
+     */
+    public static void attendTransposed(KernelMode mode, float[] q, int qOff, int headDim, float scale,
+                                        float[] keysT, int kBase, int kStride, float[] values, int vBase, int vStride,
+                                        int n, boolean f16Weights, float[] scores, float[] out, int outOff) {
+        if (scores.length < n) throw new IllegalArgumentException("score scratch holds " + scores.length + " floats, need " + n);
+        int p = 0;
+        if (mode == KernelMode.VECTOR) p = ElementwiseVector.transposedScores(q, qOff, headDim, keysT, kBase, kStride, n, scale, scores);
+        for (; p < n; p++) {
+            float s = 0;
+            for (int d = 0; d < headDim; d++) s = Math.fma(q[qOff + d], keysT[kBase + d * kStride + p], s);
+            scores[p] = s * scale;
+        }
+        Softmax.apply(mode, scores, 0, n);
+        if (f16Weights) roundToF16(scores, n);
+        int d = mode == KernelMode.VECTOR ? ElementwiseVector.weightedSum(scores, n, values, vBase, vStride, headDim, out, outOff) : 0;
+        for (; d < headDim; d++) {
+            float s = 0;
+            for (p = 0; p < n; p++) s = Math.fma(scores[p], values[vBase + p * vStride + d], s);
+            out[outOff + d] = s;
+        }
+    }
+
+    /** x[i] = nearest F16 of x[i], for i in [0, n). */
+    public static void roundToF16(float[] x, int n) {
+        roundToF16(x, 0, n);
+    }
+
+    /** x[off+i] = nearest F16 of x[off+i], for i in [0, n). */
+    public static void roundToF16(float[] x, int off, int n) {
+        for (int i = off; i < off + n; i++) x[i] = Float.float16ToFloat(Float.floatToFloat16(x[i]));
     }
 
     static float dotF32(float[] q, int qOff, MemorySegment seg, long off, int n) {

@@ -3,6 +3,8 @@ package io.modelopt.core.kernel;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -17,7 +19,8 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code reduceLanes(ADD)} and {@code lanewise(EXP)} differ between the intrinsic and the Java
  * fallback (a tree vs a sequential sum, SVML vs {@code Math.exp}), so a run's logits would change
  * with warm-up. Sums are therefore reduced lane by lane in a fixed order ({@link #sumLanes}) and
- * exponentials are left to the scalar {@code Math.exp}, which every JIT tier computes identically.
+ * exponentials are {@link GgmlExp}'s polynomial of FMAs ({@link #exp}), which every tier computes
+ * identically, lane for lane equal to {@link GgmlExp#expf}.
  */
 final class ElementwiseVector {
     private ElementwiseVector() {}
@@ -86,4 +89,94 @@ final class ElementwiseVector {
         for (int l = 0; l < LANES; l++) s += v.lane(l);
         return s;
     }
+
+
+    /** {@link GgmlExp#expf} on every lane. */
+    static FloatVector exp(FloatVector x) {
+        FloatVector z = x.fma(GgmlExp.LOG2E, GgmlExp.SHIFT);
+        FloatVector n = z.sub(GgmlExp.SHIFT);
+        FloatVector nn = n.neg();
+        FloatVector b = nn.fma(FloatVector.broadcast(SPECIES, GgmlExp.LN2_LO), nn.fma(FloatVector.broadcast(SPECIES, GgmlExp.LN2_HI), x));
+        FloatVector u = b.mul(b);
+        FloatVector j = b.fma(GgmlExp.C5, GgmlExp.C4).fma(u, b.fma(GgmlExp.C3, GgmlExp.C2)).fma(u, b.fma(GgmlExp.C1, 1.0f));
+        IntVector ni = (IntVector) n.convert(VectorOperators.F2I, 0);
+        IntVector a = ni.max(-100).min(100);
+        IntVector bb = ni.sub(a);
+        FloatVector res = j.mul(pow2(a)).mul(pow2(bb));
+        VectorMask<Float> big = n.abs().compare(VectorOperators.GT, 192f);
+        if (big.anyTrue()) {
+            FloatVector alt = FloatVector.zero(SPECIES).blend(Float.POSITIVE_INFINITY, n.compare(VectorOperators.GT, 0f));
+            res = res.blend(alt, big);
+        }
+        return res;
+    }
+
+    private static FloatVector pow2(IntVector k) {
+        return k.add(127).lanewise(VectorOperators.LSHL, 23).reinterpretAsFloats();
+    }
+
+    /** x[i] = expf(x[i] - max) for i in [off, off+n) ({@link GgmlExp#expf}). */
+    static void expShift(float[] x, int off, int n, float max) {
+        int i = 0;
+        for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
+            exp(FloatVector.fromArray(SPECIES, x, off + i).sub(max)).intoArray(x, off + i);
+        }
+        for (; i < n; i++) x[off + i] = GgmlExp.expf(x[off + i] - max);
+    }
+
+    /** gate[i] = silu(gate[i]) · up[i] for i in [0, n) with {@link GgmlExp#silu}. */
+    static void siluMul(float[] gate, int gOff, float[] up, int uOff, int n) {
+        int i = 0;
+        for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
+            FloatVector g = FloatVector.fromArray(SPECIES, gate, gOff + i);
+            FloatVector s = g.div(exp(FloatVector.zero(SPECIES).sub(g)).add(1.0f));
+            s.mul(FloatVector.fromArray(SPECIES, up, uOff + i)).intoArray(gate, gOff + i);
+        }
+        for (; i < n; i++) gate[gOff + i] = GgmlExp.silu(gate[gOff + i]) * up[uOff + i];
+    }
+
+    /**
+     * scores[p] = scale · Σ_d q[d]·kT[base + d·stride + p] for the positions of whole vectors;
+     * returns the first position left for the scalar tail.
+     */
+    static int transposedScores(float[] q, int qOff, int headDim, float[] kT, int base, int stride, int n, float scale, float[] scores) {
+        int p = 0;
+        for (int bound = SPECIES.loopBound(n); p < bound; p += LANES) {
+            FloatVector acc = FloatVector.zero(SPECIES);
+            for (int d = 0; d < headDim; d++) {
+                acc = FloatVector.fromArray(SPECIES, kT, base + d * stride + p).fma(FloatVector.broadcast(SPECIES, q[qOff + d]), acc);
+            }
+            acc.mul(scale).intoArray(scores, p);
+        }
+        return p;
+    }
+
+    /**
+     * out[outOff + d] = Σ_p w[p]·v[vBase + p·vStride + d] (an FMA chain over p in order, from 0) for
+     * the columns of whole vector pairs; returns the first column left for the scalar tail. Two
+     * accumulators stay in registers across all positions.
+     */
+    static int weightedSum(float[] w, int n, float[] v, int vBase, int vStride, int cols, float[] out, int outOff) {
+        int d = 0;
+        for (; d + 2 * LANES <= cols; d += 2 * LANES) {
+            FloatVector acc0 = FloatVector.zero(SPECIES), acc1 = FloatVector.zero(SPECIES);
+            for (int p = 0; p < n; p++) {
+                FloatVector wp = FloatVector.broadcast(SPECIES, w[p]);
+                int off = vBase + p * vStride + d;
+                acc0 = FloatVector.fromArray(SPECIES, v, off).fma(wp, acc0);
+                acc1 = FloatVector.fromArray(SPECIES, v, off + LANES).fma(wp, acc1);
+            }
+            acc0.intoArray(out, outOff + d);
+            acc1.intoArray(out, outOff + d + LANES);
+        }
+        for (; d + LANES <= cols; d += LANES) {
+            FloatVector acc = FloatVector.zero(SPECIES);
+            for (int p = 0; p < n; p++) {
+                acc = FloatVector.fromArray(SPECIES, v, vBase + p * vStride + d).fma(FloatVector.broadcast(SPECIES, w[p]), acc);
+            }
+            acc.intoArray(out, outOff + d);
+        }
+        return d;
+    }
+
 }

@@ -22,12 +22,14 @@ public final class Softmax {
             max = Float.NEGATIVE_INFINITY;
             for (int i = 0; i < n; i++) max = Math.max(max, x[off + i]);
         }
-        double sum = 0;
-        for (int i = 0; i < n; i++) {
-            float e = (float) Math.exp(x[off + i] - max);
-            x[off + i] = e;
-            sum += e;
+        if (mode == KernelMode.VECTOR) {
+            ElementwiseVector.expShift(x, off, n, max);
+        } else {
+            for (int i = 0; i < n; i++) x[off + i] = GgmlExp.expf(x[off + i] - max);
         }
+        // ggml_vec_soft_max_f32: each 16-wide chunk reduced in register order, chunks summed in double
+        double sum = 0;
+        for (int c = 0; c < n; c += 16) sum += GgmlExp.reduce16(x, off + c, n - c);
         float inv = (float) (1.0 / sum);
         if (mode == KernelMode.VECTOR) {
             ElementwiseVector.scale(x, off, n, inv);

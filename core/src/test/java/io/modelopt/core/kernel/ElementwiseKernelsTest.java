@@ -289,9 +289,15 @@ class ElementwiseKernelsTest {
                 max = Math.max(max, s[p]);
             }
             for (int p = 0; p < n; p++) sum += s[p] = Math.exp(s[p] - max);
+            // with an F16 cache the weights are rounded to F16 before they multiply the values (as llama.cpp)
+            double[] weight = new double[n];
+            for (int p = 0; p < n; p++) {
+                weight[p] = s[p] / sum;
+                if (type == GgmlType.F16) weight[p] = Float.float16ToFloat(Float.floatToFloat16((float) weight[p]));
+            }
             for (int i = 0; i < headDim; i++) {
                 double ref = 0;
-                for (int p = 0; p < n; p++) ref += s[p] / sum * vRef[p][i];
+                for (int p = 0; p < n; p++) ref += weight[p] * vRef[p][i];
                 assertEquals(ref, out[2 + i], 2e-6, "element " + i);
             }
         }

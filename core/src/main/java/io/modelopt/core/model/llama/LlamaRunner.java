@@ -14,6 +14,7 @@ import io.modelopt.core.kernel.SwiGlu;
 import io.modelopt.core.kernel.WeightMatrix;
 import io.modelopt.core.kv.ContiguousKvCache;
 import io.modelopt.core.kv.KvCache;
+import io.modelopt.core.kv.KvDtype;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
 import io.modelopt.core.model.RopeConvention;
@@ -72,6 +73,14 @@ public final class LlamaRunner implements ModelRunner {
     // per worker attention scratch
     private final float[][] scores;     // (threads, contextLength)
     private final long[][] rowOffsets;  // (threads, contextLength)
+    // keys and values of the batch's multi-token sequences as floats, converted once per layer;
+    // a sequence of `rows` positions starting at dense row r0 occupies [r0·kvDim, (r0+rows)·kvDim) of both:
+    private final float[] denseKeys;    // keys transposed: (kvDim, rows) per sequence
+    private final float[] denseValues;  // values: (rows, kvDim) per sequence
+    private final float[][] rowScratch; // (threads, kvDim)
+    private final int densePositions;
+    private int[] denseStart = new int[16];   // per batch sequence index: first row in denseKeys, or -1
+    private int denseUsed;
 
     // the step in progress, read by the tasks
     private Batch batch;
@@ -82,6 +91,7 @@ public final class LlamaRunner implements ModelRunner {
     private final ComputePool.RangeTask embedTask = this::embed;
     private final ComputePool.RangeTask attnNormTask = this::attentionNorm;
     private final ComputePool.RangeTask qkvTask = this::biasRopeStore;
+    private final ComputePool.RangeTask denseTask = this::densify;
     private final ComputePool.RangeTask attentionTask = this::attention;
     private final ComputePool.RangeTask ffnNormTask = this::residualThenNorm;
     private final ComputePool.RangeTask swigluTask = this::swiglu;
@@ -132,6 +142,10 @@ public final class LlamaRunner implements ModelRunner {
         this.pool = ownsPool ? new ComputePool(options.threads()) : options.computePool();
         this.scores = new float[options.threads()][contextLength];
         this.rowOffsets = new long[options.threads()][contextLength];
+        this.densePositions = 2 * n;
+        this.denseKeys = new float[Math.multiplyExact(densePositions, kvDim)];
+        this.denseValues = new float[densePositions * kvDim];
+        this.rowScratch = new float[options.threads()][kvDim];
         LOG.info("cpu runner: {} ({} kernels, {} threads, {} batch tokens, {} logits rows, context {}, KV {}{})",
                 config.architecture(), mode, options.threads(), n, r, contextLength, options.kvDtype(), weights.tiedOutput() ? ", tied output" : "");
     }
@@ -158,6 +172,7 @@ public final class LlamaRunner implements ModelRunner {
         this.cache = cache;
         try {
             int n = batch.size();
+            planDense(batch);
             pool.parallelFor(n, embedTask);
             for (int l = 0; l < config.numLayers(); l++) {
                 LlamaWeights.Layer w = weights.layer(l);
@@ -168,6 +183,7 @@ public final class LlamaRunner implements ModelRunner {
                 MatMul.matmul(pool, w.wk(), xb, n, k);
                 MatMul.matmul(pool, w.wv(), xb, n, v);
                 pool.parallelFor(n, qkvTask);
+                if (denseUsed > 0) pool.parallelFor(denseUsed, denseTask);
                 pool.parallelFor(n * numHeads, attentionTask);
                 MatMul.matmul(pool, w.wo(), att, n, xb);
                 norm = w.ffnNorm();
@@ -227,6 +243,28 @@ public final class LlamaRunner implements ModelRunner {
         }
     }
 
+    /**
+     * Chooses the sequences whose cached keys/values are converted to float once per layer
+     * ({@link #densify}): those with at least two tokens in the batch (each cached row is then read
+     * by several tokens), as long as their positions fit the dense buffers (2 × maxBatchTokens
+     * rows). The others, e.g. the single tokens of a decode step, read the cache directly.
+     */
+    private void planDense(Batch b) {
+        int seqs = b.sequenceCount();
+        if (denseStart.length < seqs) denseStart = new int[Math.max(seqs, 2 * denseStart.length)];
+        int used = 0;
+        for (int j = 0; j < seqs; j++) {
+            int rows = b.lastPosition(j) + 1;
+            if (b.sequenceTokens(j) >= 2 && used + rows <= densePositions) {
+                denseStart[j] = used;
+                used += rows;
+            } else {
+                denseStart[j] = -1;
+            }
+        }
+        denseUsed = used;
+    }
+
     // ---- the parallel pieces of a step, in order ----
 
     /** x[t] = embedding of token t; the RoPE angles of its position. */
@@ -252,6 +290,8 @@ public final class LlamaRunner implements ModelRunner {
                 addBias(v, t * kvDim, w.bv());
             }
             Rope.rotate(ropeConvention, q, t * qDim, numHeads, headDim, ropeCos, ropeSin, t * half);
+            // llama.cpp multiplies an F16 cache's keys with the query rounded to F16 (see AttentionKernel)
+            if (cache.dtype() == KvDtype.F16) AttentionKernel.roundToF16(q, t * qDim, qDim);
             Rope.rotate(ropeConvention, k, t * kvDim, config.numKvHeads(), headDim, ropeCos, ropeSin, t * half);
             int seq = batch.sequenceId(t), pos = batch.position(t);
             cache.writeKey(layer, seq, pos, k, t * kvDim);
@@ -263,6 +303,20 @@ public final class LlamaRunner implements ModelRunner {
         for (int i = 0; i < bias.length; i++) a[off + i] += bias[i];
     }
 
+    /** Dense rows {@code [start, end)}: row r of a planned sequence holds its cached position r - denseStart, as floats. */
+    private void densify(int start, int end, int worker) {
+        float[] row = rowScratch[worker];
+        int j = 0;
+        for (int r = start; r < end; r++) {
+            while (j + 1 < batch.sequenceCount() && (denseStart[j] < 0 || r >= denseStart[j] + batch.lastPosition(j) + 1)) j++;
+            int seq = batch.sequence(j), pos = r - denseStart[j], rows = batch.lastPosition(j) + 1;
+            int block = denseStart[j] * kvDim;
+            cache.readKey(layer, seq, pos, row, 0);
+            for (int c = 0; c < kvDim; c++) denseKeys[block + c * rows + pos] = row[c];
+            cache.readValue(layer, seq, pos, denseValues, r * kvDim);
+        }
+    }
+
     /** Items are (token, head) pairs; the slot offsets of a token's positions are looked up once per token in a range. */
     private void attention(int start, int end, int worker) {
         float[] sc = scores[worker];
@@ -272,6 +326,14 @@ public final class LlamaRunner implements ModelRunner {
         int currentToken = -1, n = 0;
         for (int i = start; i < end; i++) {
             int t = i / numHeads, h = i % numHeads;
+            int j = batch.sequenceIndex(t), dense = denseStart[j];
+            if (dense >= 0) {
+                int out = t * qDim + h * headDim, rows = batch.lastPosition(j) + 1, kvh = h / groupSize;
+                AttentionKernel.attendTransposed(mode, q, out, headDim, attentionScale,
+                        denseKeys, dense * kvDim + kvh * headDim * rows, rows,
+                        denseValues, dense * kvDim + kvh * headDim, kvDim, batch.position(t) + 1, cache.dtype() == KvDtype.F16, sc, att, out);
+                continue;
+            }
             if (t != currentToken) {
                 currentToken = t;
                 int seq = batch.sequenceId(t);
