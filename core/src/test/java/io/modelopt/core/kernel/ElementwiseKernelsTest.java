@@ -127,6 +127,80 @@ class ElementwiseKernelsTest {
         }
     }
 
+    // ---------------- ggml's expf ----------------
+
+    @Test
+    void ggmlExpIsWithinItsDocumentedErrorAndHandlesTheEdges() {
+        for (float x = -103.9f; x < 88.3f; x += 0.0137f) {
+            double exact = Math.exp(x);
+            float got = GgmlExp.expf(x);
+            assertEquals(exact, got, 2.5 * Math.ulp((float) exact), "expf(" + x + ")");   // documented: 1.45 ulp + 0.5 ulp
+        }
+        assertEquals(1f, GgmlExp.expf(0f));
+        assertEquals(Float.POSITIVE_INFINITY, GgmlExp.expf(Float.POSITIVE_INFINITY));
+        assertEquals(0f, GgmlExp.expf(Float.NEGATIVE_INFINITY));
+        assertEquals(Float.POSITIVE_INFINITY, GgmlExp.expf(89f));
+        assertEquals(0f, GgmlExp.expf(-200f));
+        assertTrue(Float.isNaN(GgmlExp.expf(Float.NaN)));
+        float sub = GgmlExp.expf(-100f);   // a subnormal result, rounded once
+        assertEquals(Math.exp(-100), sub, 2.0 * Float.MIN_VALUE);
+    }
+
+    @Test
+    void vectorExpSoftmaxAndSwigluAreBitIdenticalToScalar() {
+        assumeTrue(KernelMode.vectorApiAvailable(), "Vector API not in this JVM");
+        for (int n : SIZES) {
+            float[] x = data(n, 40.0, 0.3), a = x.clone(), b = x.clone();
+            Softmax.apply(KernelMode.SCALAR, a, 0, n);
+            Softmax.apply(KernelMode.VECTOR, b, 0, n);
+            for (int i = 0; i < n; i++) assertEquals(Float.floatToIntBits(a[i]), Float.floatToIntBits(b[i]), "softmax n=" + n + " i=" + i);
+            float[] up = data(n, 2, 1), g1 = data(n, 9, 0.5), g2 = g1.clone();
+            SwiGlu.apply(KernelMode.SCALAR, g1, 0, up, 0, n);
+            SwiGlu.apply(KernelMode.VECTOR, g2, 0, up, 0, n);
+            for (int i = 0; i < n; i++) assertEquals(Float.floatToIntBits(g1[i]), Float.floatToIntBits(g2[i]), "swiglu n=" + n + " i=" + i);
+        }
+    }
+
+    @Test
+    void transposedAttentionMatchesFloat64AndIsModeIndependent() {
+        int headDim = 32, n = 37, kvHeads = 2, kvDim = kvHeads * headDim, head = 1;
+        float[] kT = new float[kvDim * n], v = new float[n * kvDim];
+        double[][] kRef = new double[n][headDim], vRef = new double[n][headDim];
+        for (int p = 0; p < n; p++) {
+            float[] kr = data(kvDim, 1.2, p * 0.37), vr = data(kvDim, 0.8, p * 1.1 + 5);
+            for (int c = 0; c < kvDim; c++) {
+                kT[c * n + p] = kr[c];
+                v[p * kvDim + c] = vr[c];
+            }
+            for (int i = 0; i < headDim; i++) {
+                kRef[p][i] = kr[head * headDim + i];
+                vRef[p][i] = vr[head * headDim + i];
+            }
+        }
+        float[] q = data(headDim, 2.0, 0.9);
+        float scale = (float) (1 / Math.sqrt(headDim));
+        float[][] outs = new float[2][headDim];
+        for (KernelMode mode : KernelMode.values()) {
+            if (mode == KernelMode.VECTOR && !KernelMode.vectorApiAvailable()) continue;
+            AttentionKernel.attendTransposed(mode, q, 0, headDim, scale, kT, head * headDim * n, n, v, head * headDim, kvDim, n, false,
+                    new float[n], outs[mode.ordinal()], 0);
+        }
+        double[] s = new double[n];
+        double max = Double.NEGATIVE_INFINITY, sum = 0;
+        for (int p = 0; p < n; p++) {
+            for (int i = 0; i < headDim; i++) s[p] += q[i] * kRef[p][i];
+            s[p] *= scale;
+            max = Math.max(max, s[p]);
+        }
+        for (int p = 0; p < n; p++) sum += s[p] = Math.exp(s[p] - max);
+        for (int i = 0; i < headDim; i++) {
+            double ref = 0;
+            for (int p = 0; p < n; p++) ref += s[p] / sum * vRef[p][i];
+            assertEquals(ref, outs[0][i], 2e-6, "scalar element " + i);
+            if (KernelMode.vectorApiAvailable()) assertEquals(outs[0][i], outs[1][i], 0f, "vector element " + i);
+        }
+    }
+
     // ---------------- RoPE ----------------
 
     /**

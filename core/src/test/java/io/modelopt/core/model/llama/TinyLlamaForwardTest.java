@@ -89,6 +89,50 @@ class TinyLlamaForwardTest {
         }
     }
 
+    /**
+     * Chunked prefill with a tiny batch limit: the first chunks' sequences fit the dense float
+     * copies of the cache (2 × maxBatchTokens positions), the last one does not and reads the
+     * cache directly; every position must still match the reference, in both KV types.
+     */
+    @ParameterizedTest @org.junit.jupiter.params.provider.EnumSource(KvDtype.class)
+    void chunkedPrefillUsesBothAttentionPaths(KvDtype kv) {
+        ModelConfig config = base().numKvHeads(2).build();
+        try (TinyLlama model = new TinyLlama(config, 21);
+             ModelRunner runner = LlamaRunner.load(model, RunnerOptions.builder().threads(2).kvDtype(kv).maxBatchTokens(4).build());
+             KvCache cache = runner.newKvCache()) {
+            double[][] ref = model.referenceLogits(PROMPT, TinyLlama.plainInvFreq(config.headDim(), config.ropeTheta()));
+            double tol = kv == KvDtype.F32 ? TOL : 2e-2;
+            for (int start = 0; start < PROMPT.length; start += 4) {
+                int end = Math.min(PROMPT.length, start + 4);
+                Logits l = runner.forward(Batch.ofSequence(0, start, java.util.Arrays.copyOfRange(PROMPT, start, end), true), cache);
+                for (int r = 0; r < l.rows(); r++) {
+                    double m = 0;
+                    for (int v = 0; v < l.vocabSize(); v++) m = Math.max(m, Math.abs(l.get(r, v) - ref[start + r][v]));
+                    assertTrue(m < tol, kv + " chunk at " + start + " row " + r + ": max |logit diff| " + m);
+                }
+            }
+        }
+    }
+
+    @Test
+    void mixedPrefillAndDecodeBatchMatchesSeparateSteps() {
+        ModelConfig config = base().numKvHeads(3).build();
+        int[] a = {1, 4, 8, 15, 16, 23, 42}, b = {1, 2, 3};
+        try (TinyLlama model = new TinyLlama(config, 8); ModelRunner runner = LlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F16));
+             KvCache mixed = runner.newKvCache(); KvCache alone = runner.newKvCache()) {
+            runner.forward(Batch.ofSequence(1, 0, b, false), mixed);
+            // one step: b decodes one token (direct cache reads), a prefills 7 tokens (dense copies)
+            Batch step = Batch.builder().add(9, b.length, 1, true).addSequence(0, 0, a, 0, a.length, false).build();
+            Logits l = runner.forward(step, mixed);
+            float[] bMixed = l.row(0), aMixed = l.row(1);
+            float[] aAlone = runner.forward(Batch.ofSequence(0, 0, a, false), alone).row(0);
+            runner.forward(Batch.ofSequence(1, 0, b, false), alone);
+            float[] bAlone = runner.forward(Batch.ofSequence(1, b.length, new int[] {9}, false), alone).row(0);
+            assertArrayClose(aAlone, aMixed, 1e-5f, "prefill in a mixed step");
+            assertArrayClose(bAlone, bMixed, 1e-5f, "decode in a mixed step");
+        }
+    }
+
     @Test
     void llama3RopeScalingMatchesFloat64() {
         RopeScaling s = new RopeScaling("llama3", 8, 1, 4, 16);
