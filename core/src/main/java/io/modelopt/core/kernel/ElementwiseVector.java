@@ -12,25 +12,18 @@ import jdk.incubator.vector.VectorSpecies;
  * when their mode is {@link KernelMode#VECTOR}, so a JVM without {@code jdk.incubator.vector}
  * never loads it. Every loop has the same two phases: a vector body up to
  * {@code SPECIES.loopBound(n)} and a scalar tail, so any length works.
+ *
+ * <p>Results must not depend on whether the JIT has compiled a method yet: the Vector API lets
+ * {@code reduceLanes(ADD)} and {@code lanewise(EXP)} differ between the intrinsic and the Java
+ * fallback (a tree vs a sequential sum, SVML vs {@code Math.exp}), so a run's logits would change
+ * with warm-up. Sums are therefore reduced lane by lane in a fixed order ({@link #sumLanes}) and
+ * exponentials are left to the scalar {@code Math.exp}, which every JIT tier computes identically.
  */
 final class ElementwiseVector {
     private ElementwiseVector() {}
 
     static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
     private static final int LANES = SPECIES.length();
-
-    /** Σ x[off+i]², accumulated in float lanes. */
-    static float sumOfSquares(float[] x, int off, int n) {
-        FloatVector acc = FloatVector.zero(SPECIES);
-        int i = 0;
-        for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
-            FloatVector v = FloatVector.fromArray(SPECIES, x, off + i);
-            acc = v.fma(v, acc);
-        }
-        float s = acc.reduceLanes(VectorOperators.ADD);
-        for (; i < n; i++) s += x[off + i] * x[off + i];
-        return s;
-    }
 
     /** out[i] = (x[i] · scale) · w[i]. */
     static void scaleMul(float[] x, int xOff, float scale, float[] w, float[] out, int outOff, int n) {
@@ -54,24 +47,6 @@ final class ElementwiseVector {
         return m;
     }
 
-    /** x[i] = exp(x[i] - max); returns Σ of the new values. */
-    static float expShiftSum(float[] x, int off, int n, float max) {
-        FloatVector acc = FloatVector.zero(SPECIES);
-        int i = 0;
-        for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
-            FloatVector e = FloatVector.fromArray(SPECIES, x, off + i).sub(max).lanewise(VectorOperators.EXP);
-            e.intoArray(x, off + i);
-            acc = acc.add(e);
-        }
-        float s = acc.reduceLanes(VectorOperators.ADD);
-        for (; i < n; i++) {
-            float e = (float) Math.exp(x[off + i] - max);
-            x[off + i] = e;
-            s += e;
-        }
-        return s;
-    }
-
     /** x[i] *= f. */
     static void scale(float[] x, int off, int n, float f) {
         int i = 0;
@@ -79,17 +54,6 @@ final class ElementwiseVector {
             FloatVector.fromArray(SPECIES, x, off + i).mul(f).intoArray(x, off + i);
         }
         for (; i < n; i++) x[off + i] *= f;
-    }
-
-    /** gate[i] = silu(gate[i]) · up[i], silu(g) = g / (1 + e^-g). */
-    static void swiglu(float[] gate, int gOff, float[] up, int uOff, int n) {
-        int i = 0;
-        for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
-            FloatVector g = FloatVector.fromArray(SPECIES, gate, gOff + i);
-            FloatVector denom = g.neg().lanewise(VectorOperators.EXP).add(1f);
-            g.div(denom).mul(FloatVector.fromArray(SPECIES, up, uOff + i)).intoArray(gate, gOff + i);
-        }
-        for (; i < n; i++) gate[gOff + i] = SwiGlu.silu(gate[gOff + i]) * up[uOff + i];
     }
 
     /** Σ q[qOff+i] · seg[f32 at byteOff + 4i]. */
@@ -100,7 +64,7 @@ final class ElementwiseVector {
             FloatVector k = FloatVector.fromMemorySegment(SPECIES, seg, byteOff + 4L * i, ByteOrder.LITTLE_ENDIAN);
             acc = k.fma(FloatVector.fromArray(SPECIES, q, qOff + i), acc);
         }
-        float s = acc.reduceLanes(VectorOperators.ADD);
+        float s = sumLanes(acc);
         for (; i < n; i++) s += q[qOff + i] * seg.get(AttentionKernel.F32, byteOff + 4L * i);
         return s;
     }
@@ -114,5 +78,12 @@ final class ElementwiseVector {
             v.fma(va, FloatVector.fromArray(SPECIES, out, outOff + i)).intoArray(out, outOff + i);
         }
         for (; i < n; i++) out[outOff + i] += a * seg.get(AttentionKernel.F32, byteOff + 4L * i);
+    }
+
+    /** Σ of the lanes, lane 0 first: the same value whether or not the JIT has intrinsified the code. */
+    static float sumLanes(FloatVector v) {
+        float s = 0;
+        for (int l = 0; l < LANES; l++) s += v.lane(l);
+        return s;
     }
 }

@@ -4,8 +4,10 @@ package io.modelopt.core.kernel;
  * Root-mean-square layer norm: {@code out[i] = x[i] / sqrt(mean(x²) + eps) · weight[i]}, as in
  * llama.cpp ({@code ggml_rms_norm} then a multiply by the norm weight) and transformers'
  * {@code LlamaRMSNorm} (the product {@code x·scale} is rounded to float before the weight
- * multiply in both). The scalar path sums the squares in double (as ggml's {@code ggml_float}
- * does); the vector path in float lanes. {@code out} may be {@code x} (in place).
+ * multiply in both). The scale is computed with llama.cpp's exact operations (float squares summed
+ * in double, float mean, {@code 1.0f/sqrtf(mean + eps)}) in both modes, so a quantized model sees
+ * the same activations as in llama.cpp (see {@link Rope} on why that matters); only the final
+ * multiplies, which are exact element by element, are vectorized. {@code out} may be {@code x}.
  */
 public final class RmsNorm {
     private RmsNorm() {}
@@ -16,19 +18,18 @@ public final class RmsNorm {
 
     public static void apply(KernelMode mode, float[] x, int xOff, float[] weight, float eps, float[] out, int outOff, int n) {
         if (weight.length < n) throw new IllegalArgumentException("norm weight has " + weight.length + " elements, need " + n);
+        // ggml_compute_forward_rms_norm_f32: float squares summed in double, then float mean, sqrtf, 1.0f/x
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            float sq = x[xOff + i] * x[xOff + i];
+            sum += sq;
+        }
+        float mean = (float) (sum / n);
+        float scale = 1.0f / (float) Math.sqrt(mean + eps);   // (float) Math.sqrt of a float is the correctly rounded sqrtf
         if (mode == KernelMode.VECTOR) {
-            float ss = ElementwiseVector.sumOfSquares(x, xOff, n);
-            ElementwiseVector.scaleMul(x, xOff, scale(ss, n, eps), weight, out, outOff, n);
+            ElementwiseVector.scaleMul(x, xOff, scale, weight, out, outOff, n);
             return;
         }
-        double ss = 0;
-        for (int i = 0; i < n; i++) ss += (double) x[xOff + i] * x[xOff + i];
-        float scale = scale(ss, n, eps);
         for (int i = 0; i < n; i++) out[outOff + i] = (x[xOff + i] * scale) * weight[i];
-    }
-
-    private static float scale(double sumOfSquares, int n, float eps) {
-        float mean = (float) (sumOfSquares / n);
-        return (float) (1.0 / Math.sqrt(mean + eps));
     }
 }

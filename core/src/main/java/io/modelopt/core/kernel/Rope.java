@@ -15,9 +15,14 @@ import java.util.Locale;
  *   takes precedence when given.</li>
  *   <li>{@code linear}: positions divided by {@code factor}.</li>
  * </ul>
- * Angles, cosines and sines are computed in double and rounded once to float, so the table is as
- * close as float allows to a float64 reference (llama.cpp accumulates the angle in float, HF in
- * float32; both differ from the exact value by far less than the tolerances we test).
+ * The angles are computed exactly as llama.cpp's CPU backend does ({@code ggml_rope_cache_init}):
+ * in float, starting from the position and multiplying by {@code theta_scale = powf(theta,
+ * -2/headDim)} pair after pair, divided by the pair's frequency factor, times the linear
+ * frequency scale, then {@code cosf}/{@code sinf}. That is a few float ulps away from the exact
+ * angle (far below what F32 logits notice), but it is the same few ulps as llama.cpp: a quantized
+ * model quantizes every activation to 8 bits, and an ulp of difference upstream can move a value
+ * across a rounding boundary, so matching llama.cpp's logits to 1e-3 needs its exact arithmetic.
+ * {@link #inverseFrequency} reports the exact (double) frequencies.
  *
  * <p>{@link #rotate} applies the rotation in one of the two element orders (see
  * {@link RopeConvention}); the pair frequency is the same in both, which is why a GGUF with
@@ -26,7 +31,11 @@ import java.util.Locale;
 public final class Rope {
     private final int headDim;
     private final double[] invFreq;
-    private final double positionScale;
+    /** Per-pair divisors of the angle (rope_freqs / llama3), or null. */
+    private final float[] freqFactors;
+    /** llama.cpp's {@code freq_scale}: 1, or 1/factor for linear scaling. */
+    private final float freqScale;
+    private final float thetaScale;
 
     /**
      * @param freqFactors per-pair divisors of the frequency (GGUF {@code rope_freqs.weight}), or null
@@ -39,22 +48,26 @@ public final class Rope {
         invFreq = new double[pairs];
         for (int i = 0; i < pairs; i++) invFreq[i] = Math.pow(theta, -2.0 * i / headDim);
         String type = scaling == null || scaling.type() == null ? "none" : scaling.type().toLowerCase(Locale.ROOT);
-        double posScale = 1.0;
+        float scale = 1f;
+        float[] factors = null;
+        switch (type) {
+            case "none", "default" -> { }
+            case "linear" -> scale = (float) (1.0 / checkFactor(scaling));
+            case "llama3" -> factors = freqFactors != null ? null : llama3Factors(invFreq, scaling);
+            default -> throw new UnsupportedOperationException("RoPE scaling type '" + scaling.type()
+                    + "' is not supported (supported: llama3, linear)");
+        }
         if (freqFactors != null) {
             if (freqFactors.length != pairs) {
                 throw new IllegalArgumentException("rope_freqs has " + freqFactors.length + " factors, expected headDim/2 = " + pairs);
             }
-            for (int i = 0; i < pairs; i++) invFreq[i] /= freqFactors[i];
-        } else {
-            switch (type) {
-                case "none", "default" -> { }
-                case "linear" -> posScale = 1.0 / checkFactor(scaling);
-                case "llama3" -> applyLlama3(invFreq, scaling);
-                default -> throw new UnsupportedOperationException("RoPE scaling type '" + scaling.type()
-                        + "' is not supported (supported: llama3, linear)");
-            }
+            factors = freqFactors.clone();
         }
-        this.positionScale = posScale;
+        if (factors != null) for (int i = 0; i < pairs; i++) invFreq[i] /= factors[i];
+        for (int i = 0; i < pairs; i++) invFreq[i] *= scale;
+        this.freqFactors = factors;
+        this.freqScale = scale;
+        this.thetaScale = (float) Math.pow((float) theta, -2.0f / headDim);
     }
 
     private static double checkFactor(RopeScaling s) {
@@ -62,8 +75,11 @@ public final class Rope {
         return s.factor();
     }
 
-    /** transformers' {@code _compute_llama3_parameters}, element by element. */
-    private static void applyLlama3(double[] invFreq, RopeScaling s) {
+    /**
+     * The divisors transformers' {@code _compute_llama3_parameters} applies to the frequencies, as
+     * llama.cpp's converter writes them into {@code rope_freqs.weight} (computed in double, stored as float).
+     */
+    private static float[] llama3Factors(double[] baseInvFreq, RopeScaling s) {
         double factor = checkFactor(s);
         double low = s.lowFreqFactor(), high = s.highFreqFactor();
         double oldCtx = s.originalMaxPositions();
@@ -72,29 +88,39 @@ public final class Rope {
         }
         double lowFreqWavelen = oldCtx / low;
         double highFreqWavelen = oldCtx / high;
-        for (int i = 0; i < invFreq.length; i++) {
-            double wavelen = 2 * Math.PI / invFreq[i];
-            if (wavelen > lowFreqWavelen) {
-                invFreq[i] = invFreq[i] / factor;
-            } else if (wavelen >= highFreqWavelen) {
+        float[] f = new float[baseInvFreq.length];
+        for (int i = 0; i < f.length; i++) {
+            double wavelen = 2 * Math.PI / baseInvFreq[i];
+            if (wavelen < highFreqWavelen) {
+                f[i] = 1f;
+            } else if (wavelen > lowFreqWavelen) {
+                f[i] = (float) factor;
+            } else {
                 double smooth = (oldCtx / wavelen - low) / (high - low);
-                invFreq[i] = (1 - smooth) * invFreq[i] / factor + smooth * invFreq[i];
+                f[i] = (float) (1 / ((1 - smooth) / factor + smooth));
             }
         }
+        return f;
     }
 
     public int headDim() { return headDim; }
 
-    /** The angular frequency of pair {@code i} (after scaling), for tests and reports. */
+    /** The exact angular frequency of pair {@code i} (after scaling, in radians per position), for tests and reports. */
     public double inverseFrequency(int i) { return invFreq[i]; }
 
-    /** Writes the headDim/2 cosines and sines for {@code position} at {@code cos[off..]}, {@code sin[off..]}. */
+    /**
+     * Writes the headDim/2 cosines and sines for {@code position} at {@code cos[off..]},
+     * {@code sin[off..]}, as {@code ggml_rope_cache_init} computes them.
+     */
     public void cosSin(int position, float[] cos, float[] sin, int off) {
-        double p = position * positionScale;
+        float theta = position;
         for (int i = 0; i < invFreq.length; i++) {
-            double angle = p * invFreq[i];
+            float angle = freqFactors == null ? theta : theta / freqFactors[i];
+            angle = freqScale * angle;
+            // (float) of the double result is the correctly rounded cosf/sinf
             cos[off + i] = (float) Math.cos(angle);
             sin[off + i] = (float) Math.sin(angle);
+            theta *= thetaScale;
         }
     }
 

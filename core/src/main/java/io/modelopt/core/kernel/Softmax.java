@@ -15,14 +15,13 @@ public final class Softmax {
 
     public static void apply(KernelMode mode, float[] x, int off, int n) {
         if (n <= 0) return;
+        float max;
         if (mode == KernelMode.VECTOR) {
-            float max = ElementwiseVector.max(x, off, n);
-            float sum = ElementwiseVector.expShiftSum(x, off, n, max);
-            ElementwiseVector.scale(x, off, n, 1f / sum);
-            return;
+            max = ElementwiseVector.max(x, off, n);
+        } else {
+            max = Float.NEGATIVE_INFINITY;
+            for (int i = 0; i < n; i++) max = Math.max(max, x[off + i]);
         }
-        float max = Float.NEGATIVE_INFINITY;
-        for (int i = 0; i < n; i++) max = Math.max(max, x[off + i]);
         double sum = 0;
         for (int i = 0; i < n; i++) {
             float e = (float) Math.exp(x[off + i] - max);
@@ -30,6 +29,10 @@ public final class Softmax {
             sum += e;
         }
         float inv = (float) (1.0 / sum);
+        if (mode == KernelMode.VECTOR) {
+            ElementwiseVector.scale(x, off, n, inv);
+            return;
+        }
         for (int i = 0; i < n; i++) x[off + i] *= inv;
     }
 }

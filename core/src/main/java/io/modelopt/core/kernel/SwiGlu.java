@@ -12,11 +12,11 @@ public final class SwiGlu {
         apply(KernelMode.DEFAULT, gate, gateOff, up, upOff, n);
     }
 
+    /**
+     * The same in both modes: the work is one exponential per element, and the Vector API's
+     * {@code EXP} is not reproducible across JIT tiers (see {@link ElementwiseVector}).
+     */
     public static void apply(KernelMode mode, float[] gate, int gateOff, float[] up, int upOff, int n) {
-        if (mode == KernelMode.VECTOR) {
-            ElementwiseVector.swiglu(gate, gateOff, up, upOff, n);
-            return;
-        }
         for (int i = 0; i < n; i++) gate[gateOff + i] = silu(gate[gateOff + i]) * up[upOff + i];
     }
 

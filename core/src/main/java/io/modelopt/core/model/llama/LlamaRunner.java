@@ -106,7 +106,7 @@ public final class LlamaRunner implements ModelRunner {
         this.groupSize = config.groupSize();
         this.half = headDim / 2;
         this.eps = config.rmsNormEps();
-        this.attentionScale = (float) (1.0 / Math.sqrt(headDim));
+        this.attentionScale = 1.0f / (float) Math.sqrt(headDim);   // llama.cpp's 1.0f/sqrtf(float(n_embd_head))
         this.ropeConvention = config.ropeConvention();
         this.rope = new Rope(headDim, config.ropeTheta(), config.ropeScaling(), weights.ropeFreqFactors());
 
