@@ -47,6 +47,7 @@ final class BF16Kernel {
             int cols = w.cols();
             for (int r = rowStart; r < rowEnd; r++) {
                 long row = r * w.rowBytes();
+                if (r + 1 < rowEnd) Prefetch.touch(m, row + w.rowBytes(), w.rowBytes());
                 int t = 0;
                 for (; t + 4 <= a.nTokens; t += 4) {
                     dot4(m, row, cols, a.x, a.xOff + t * a.xStride, a.xStride, out, outOff + t * outStride + r, outStride);

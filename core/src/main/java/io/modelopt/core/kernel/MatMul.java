@@ -1,14 +1,18 @@
 package io.modelopt.core.kernel;
 
+import io.modelopt.core.tensor.GgmlType;
+
 /**
  * {@code out[t*rows + r] = Σ_k W[r][k] · x[t*cols + k]} for all tokens t of a batch: a GEMM that
  * reads each weight row once for all tokens (the row stays in cache while every token uses it).
  *
  * <p>Activations are prepared once per call as llama.cpp's CPU backend does for the weight
  * format: kept F32 for F32/F16/BF16 weights, quantized to Q8_0 for Q8_0/Q4_0/Q5_0 (Q8_1 for Q4_1)
- * and to Q8_K for Q4_K/Q5_K/Q6_K, with ggml's exact arithmetic; each block's dot product is an
- * exact integer sum scaled as ggml scales it. The quantized activations live in per-thread
- * scratch that is reused, so a steady-state call allocates nothing.
+ * and to Q8_K for Q4_K/Q5_K/Q6_K, with the arithmetic of llama.cpp's x86 build (see
+ * {@link io.modelopt.core.quant.Q8_0#quantizeActivations}); in the per-token kernels each
+ * block's dot product is an exact integer sum scaled as ggml scales it. The quantized
+ * activations live in per-thread scratch that is reused, so a steady-state call allocates
+ * nothing. A block of activations holding a NaN or an infinity makes that token's outputs NaN.
  *
  * <p>Rows are split into contiguous chunks over the pool's threads. The vector or scalar
  * kernels are chosen by {@link KernelMode#DEFAULT} unless a mode is given. With the vector
@@ -51,7 +55,7 @@ public final class MatMul {
         checkRange("out", out.length, outOffset, (long) (nTokens - 1) * outStride + rows);
         FormatKernel kernel = kernel(mode, w);
         // Q4_1 stays on its dot product: ggml's Q8_1 sum term (half(d·Σq)) is not a product of decoded values.
-        boolean gemm = mode == KernelMode.VECTOR && nTokens >= Gemm.MIN_TOKENS && rows >= Gemm.ROWS && w.type() != io.modelopt.core.tensor.GgmlType.Q4_1;
+        boolean gemm = mode == KernelMode.VECTOR && nTokens >= Gemm.MIN_TOKENS && rows >= Gemm.ROWS && w.type() != GgmlType.Q4_1;
         Call call = CALL.get();
         call.set(kernel, w, x, xOffset, xStride, nTokens, out, outOffset, outStride, gemm, pool.threads());
         try {

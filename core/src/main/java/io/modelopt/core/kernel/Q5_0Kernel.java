@@ -65,6 +65,7 @@ final class Q5_0Kernel {
             int nb = w.cols() / 32;
             for (int r = rowStart; r < rowEnd; r++) {
                 long row = r * w.rowBytes();
+                if (r + 1 < rowEnd) Prefetch.touch(m, row + w.rowBytes(), w.rowBytes());
                 int t = 0;
                 for (; t + 4 <= a.nTokens; t += 4) dot4(m, row, nb, a, t, out, outOff + t * outStride + r, outStride);
                 for (; t < a.nTokens; t++) out[outOff + t * outStride + r] = dot1(m, row, nb, a, t);

@@ -65,6 +65,7 @@ final class Q5_KKernel {
             int nb = w.cols() / 256;
             for (int r = rowStart; r < rowEnd; r++) {
                 long row = r * w.rowBytes();
+                if (r + 1 < rowEnd) Prefetch.touch(m, row + w.rowBytes(), w.rowBytes());
                 for (int t = 0; t < a.nTokens; t++) out[outOff + t * outStride + r] = dot1(m, row, nb, a, t);
             }
         }

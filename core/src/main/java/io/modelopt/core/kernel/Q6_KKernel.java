@@ -76,20 +76,21 @@ final class Q6_KKernel {
                 long blk = base + (long) b * BLOCK_BYTES;
                 float dw = WeightData.half(m, blk + Q6_K.D);
                 for (int half = 0; half < 2; half++) {
-                    long ql = blk + Q6_K.QL + 64L * half, qh = blk + Q6_K.QH + 32L * half, sc = blk + Q6_K.SCALES + 8L * half;
+                    long ql = blk + Q6_K.QL + 64L * half, qh = blk + Q6_K.QH + 32L * half;
+                    long sc = m.get(WeightData.LONG, blk + Q6_K.SCALES + 8L * half); // the half's 8 int8 scales
                     for (int l = 0; l < 32; l += 16) {
                         int y = 256 * b + 128 * half + l, is = l / 16;
                         IntVector va = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, ql + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                         IntVector vb = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, ql + 32 + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                         IntVector vh = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qh + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                         va.and(0xF).or(vh.and(3).lanewise(VectorOperators.LSHL, 4)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32)
-                                .mul(dw * WeightData.s8(m, sc + is)).intoArray(dst, y);
+                                .mul(dw * (byte) (sc >>> (8 * is))).intoArray(dst, y);
                         vb.and(0xF).or(vh.and(0xC).lanewise(VectorOperators.LSHL, 2)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32)
-                                .mul(dw * WeightData.s8(m, sc + is + 2)).intoArray(dst, y + 32);
+                                .mul(dw * (byte) (sc >>> (8 * (is + 2)))).intoArray(dst, y + 32);
                         va.lanewise(VectorOperators.LSHR, 4).or(vh.and(0x30)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32)
-                                .mul(dw * WeightData.s8(m, sc + is + 4)).intoArray(dst, y + 64);
+                                .mul(dw * (byte) (sc >>> (8 * (is + 4)))).intoArray(dst, y + 64);
                         vb.lanewise(VectorOperators.LSHR, 4).or(vh.lanewise(VectorOperators.LSHR, 2).and(0x30)).or(Simd.MAGIC_BITS).reinterpretAsFloats()
-                                .sub(Simd.MAGIC + 32).mul(dw * WeightData.s8(m, sc + is + 6)).intoArray(dst, y + 96);
+                                .sub(Simd.MAGIC + 32).mul(dw * (byte) (sc >>> (8 * (is + 6)))).intoArray(dst, y + 96);
                     }
                 }
             }
@@ -102,6 +103,7 @@ final class Q6_KKernel {
             int nb = w.cols() / 256;
             for (int r = rowStart; r < rowEnd; r++) {
                 long row = r * w.rowBytes();
+                if (r + 1 < rowEnd) Prefetch.touch(m, row + w.rowBytes(), w.rowBytes());
                 int t = 0;
                 for (; t + 4 <= a.nTokens; t += 4) dot4(m, row, nb, a, t, out, outOff + t * outStride + r, outStride);
                 for (; t < a.nTokens; t++) out[outOff + t * outStride + r] = dot1(m, row, nb, a, t);
@@ -118,7 +120,8 @@ final class Q6_KKernel {
                 long blk = row + (long) b * BLOCK_BYTES;
                 FloatVector sb0 = FloatVector.zero(Simd.F), sb1 = sb0, sb2 = sb0, sb3 = sb0;
                 for (int half = 0; half < 2; half++) {
-                    long ql = blk + Q6_K.QL + 64L * half, qh = blk + Q6_K.QH + 32L * half, sc = blk + Q6_K.SCALES + 8L * half;
+                    long ql = blk + Q6_K.QL + 64L * half, qh = blk + Q6_K.QH + 32L * half;
+                    long sc = m.get(WeightData.LONG, blk + Q6_K.SCALES + 8L * half); // the half's 8 int8 scales
                     for (int l = 0; l < 32; l += 16) {
                         int xo = 256 * b + 128 * half + l;
                         IntVector va = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, ql + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
@@ -126,13 +129,13 @@ final class Q6_KKernel {
                         IntVector vh = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qh + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                         int is = l / 16;
                         FloatVector w1 = va.and(0xF).or(vh.and(3).lanewise(VectorOperators.LSHL, 4)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32)
-                                .mul((float) WeightData.s8(m, sc + is));
+                                .mul((float) (byte) (sc >>> (8 * is)));
                         FloatVector w2 = vb.and(0xF).or(vh.and(0xC).lanewise(VectorOperators.LSHL, 2)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32)
-                                .mul((float) WeightData.s8(m, sc + is + 2));
+                                .mul((float) (byte) (sc >>> (8 * (is + 2))));
                         FloatVector w3 = va.lanewise(VectorOperators.LSHR, 4).or(vh.and(0x30)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32)
-                                .mul((float) WeightData.s8(m, sc + is + 4));
+                                .mul((float) (byte) (sc >>> (8 * (is + 4))));
                         FloatVector w4 = vb.lanewise(VectorOperators.LSHR, 4).or(vh.lanewise(VectorOperators.LSHR, 2).and(0x30)).or(Simd.MAGIC_BITS).reinterpretAsFloats()
-                                .sub(Simd.MAGIC + 32).mul((float) WeightData.s8(m, sc + is + 6));
+                                .sub(Simd.MAGIC + 32).mul((float) (byte) (sc >>> (8 * (is + 6))));
                         // w = (q - 32)·scale is an exact integer (|w| <= 4096), so w·x stays exact as in dot1
                         sb0 = w4.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 96), w3.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 64),
                                 w2.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 32), w1.fma(FloatVector.fromArray(Simd.F, q, q0 + xo), sb0))));
@@ -165,7 +168,8 @@ final class Q6_KKernel {
                 long blk = row + (long) b * BLOCK_BYTES;
                 FloatVector sb = FloatVector.zero(Simd.F);
                 for (int half = 0; half < 2; half++) {
-                    long ql = blk + Q6_K.QL + 64L * half, qh = blk + Q6_K.QH + 32L * half, sc = blk + Q6_K.SCALES + 8L * half;
+                    long ql = blk + Q6_K.QL + 64L * half, qh = blk + Q6_K.QH + 32L * half;
+                    long sc = m.get(WeightData.LONG, blk + Q6_K.SCALES + 8L * half); // the half's 8 int8 scales
                     for (int l = 0; l < 32; l += 16) {
                         int xo = qo + 256 * b + 128 * half + l;
                         IntVector va = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, ql + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
@@ -176,10 +180,10 @@ final class Q6_KKernel {
                         FloatVector q3 = va.lanewise(VectorOperators.LSHR, 4).or(vh.and(0x30)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32);
                         FloatVector q4 = vb.lanewise(VectorOperators.LSHR, 4).or(vh.lanewise(VectorOperators.LSHR, 2).and(0x30)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32);
                         int is = l / 16;
-                        sb = q1.mul(FloatVector.fromArray(Simd.F, q, xo)).fma(FloatVector.broadcast(Simd.F, (float) WeightData.s8(m, sc + is)), sb);
-                        sb = q2.mul(FloatVector.fromArray(Simd.F, q, xo + 32)).fma(FloatVector.broadcast(Simd.F, (float) WeightData.s8(m, sc + is + 2)), sb);
-                        sb = q3.mul(FloatVector.fromArray(Simd.F, q, xo + 64)).fma(FloatVector.broadcast(Simd.F, (float) WeightData.s8(m, sc + is + 4)), sb);
-                        sb = q4.mul(FloatVector.fromArray(Simd.F, q, xo + 96)).fma(FloatVector.broadcast(Simd.F, (float) WeightData.s8(m, sc + is + 6)), sb);
+                        sb = q1.mul(FloatVector.fromArray(Simd.F, q, xo)).fma(FloatVector.broadcast(Simd.F, (float) (byte) (sc >>> (8 * is))), sb);
+                        sb = q2.mul(FloatVector.fromArray(Simd.F, q, xo + 32)).fma(FloatVector.broadcast(Simd.F, (float) (byte) (sc >>> (8 * (is + 2)))), sb);
+                        sb = q3.mul(FloatVector.fromArray(Simd.F, q, xo + 64)).fma(FloatVector.broadcast(Simd.F, (float) (byte) (sc >>> (8 * (is + 4)))), sb);
+                        sb = q4.mul(FloatVector.fromArray(Simd.F, q, xo + 96)).fma(FloatVector.broadcast(Simd.F, (float) (byte) (sc >>> (8 * (is + 6)))), sb);
                     }
                 }
                 acc = sb.fma(FloatVector.broadcast(Simd.F, a.d[dof + b] * WeightData.half(m, blk + Q6_K.D)), acc);

@@ -26,7 +26,6 @@ final class Simd {
     static final VectorSpecies<Integer> I = IntVector.SPECIES_512;
     static final VectorSpecies<Byte> B16 = ByteVector.SPECIES_128;
     static final VectorSpecies<Short> S16 = ShortVector.SPECIES_256;
-    static final int LANES = 16;
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     /** Bits of the float 2^23. */
