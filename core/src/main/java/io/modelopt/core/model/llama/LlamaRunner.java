@@ -40,6 +40,17 @@ import org.slf4j.LoggerFactory;
  * parallel tasks are preallocated objects reading the step's state from fields, so a step
  * allocates nothing. Work is split over the one {@link ComputePool}: element-wise ops by token
  * rows, attention by (token, head) pairs, matrix products inside {@link MatMul}.
+ *
+ * <p>Attention reads the cache in one of two ways. A sequence with several tokens in the batch
+ * (prefill, perplexity windows) has its cached keys and values copied to float arrays once per
+ * layer, keys transposed, and every (token, head) of it attends over those
+ * ({@link AttentionKernel#attendTransposed}); a sequence with one token (decode) reads the cache
+ * rows directly ({@link AttentionKernel#attend}), through the cache's slot mapping, so a paged
+ * cache works the same way. Both compute the same function; they differ only in float rounding.
+ *
+ * <p>Element-wise arithmetic follows llama.cpp's CPU backend where it can (RoPE angles, the
+ * RMSNorm scale, {@code expf} in softmax and SiLU, F16 rounding with an F16 cache; see the
+ * kernels), because quantized models turn last-bit differences into whole quantization steps.
  */
 public final class LlamaRunner implements ModelRunner {
     private static final Logger LOG = LoggerFactory.getLogger(LlamaRunner.class);
