@@ -75,7 +75,12 @@ final class BF16Kernel {
                 FloatVector w0 = ((IntVector) ShortVector.fromMemorySegment(Simd.S16, m, off, Simd.LE).convertShape(VectorOperators.S2I, Simd.I, 0)).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
                 a0 = w0.fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
             }
-            float s = a0.add(a1).reduceLanes(VectorOperators.ADD);
+            a0 = a0.add(a1);
+            a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            a0 = a0.add(a0.rearrange(Simd.SWAP2));
+            a0 = a0.add(a0.rearrange(Simd.SWAP1));
+            float s = a0.lane(0);
             for (; k < cols; k++) s += scalar(m, row + 2L * k) * x[xo + k];
             return s;
         }
@@ -91,8 +96,24 @@ final class BF16Kernel {
                 a2 = wv.fma(FloatVector.fromArray(Simd.F, x, xo + 2 * xs + k), a2);
                 a3 = wv.fma(FloatVector.fromArray(Simd.F, x, xo + 3 * xs + k), a3);
             }
-            float s0 = a0.reduceLanes(VectorOperators.ADD), s1 = a1.reduceLanes(VectorOperators.ADD);
-            float s2 = a2.reduceLanes(VectorOperators.ADD), s3 = a3.reduceLanes(VectorOperators.ADD);
+            a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            a0 = a0.add(a0.rearrange(Simd.SWAP2));
+            a0 = a0.add(a0.rearrange(Simd.SWAP1));
+            a1 = a1.add(a1.rearrange(Simd.SWAP8));
+            a1 = a1.add(a1.rearrange(Simd.SWAP4));
+            a1 = a1.add(a1.rearrange(Simd.SWAP2));
+            a1 = a1.add(a1.rearrange(Simd.SWAP1));
+            float s0 = a0.lane(0), s1 = a1.lane(0);
+            a2 = a2.add(a2.rearrange(Simd.SWAP8));
+            a2 = a2.add(a2.rearrange(Simd.SWAP4));
+            a2 = a2.add(a2.rearrange(Simd.SWAP2));
+            a2 = a2.add(a2.rearrange(Simd.SWAP1));
+            a3 = a3.add(a3.rearrange(Simd.SWAP8));
+            a3 = a3.add(a3.rearrange(Simd.SWAP4));
+            a3 = a3.add(a3.rearrange(Simd.SWAP2));
+            a3 = a3.add(a3.rearrange(Simd.SWAP1));
+            float s2 = a2.lane(0), s3 = a3.lane(0);
             for (; k < cols; k++) {
                 float wk = scalar(m, row + 2L * k);
                 s0 += wk * x[xo + k];

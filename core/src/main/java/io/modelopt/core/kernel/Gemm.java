@@ -21,8 +21,13 @@ final class Gemm {
     static final int ROWS = 8;
     /** Tokens per vector; {@link Activations#tPad} is a multiple of it. */
     static final int TOKEN_GRAIN = 16;
-    /** Calls with at least this many tokens take the GEMM path (below it the per-token kernels win). */
-    static final int MIN_TOKENS = 16;
+    /**
+     * Calls with at least this many tokens take the GEMM path (below it the per-token kernels
+     * win). System property {@code modelopt.gemm.minTokens}: a large value keeps every call on the
+     * per-token kernels, whose per-block integer sums follow llama.cpp more closely (at 3-4x the
+     * prefill time).
+     */
+    static final int MIN_TOKENS = Math.max(1, Integer.getInteger("modelopt.gemm.minTokens", 16));
 
     /** Panel scratch of one thread: {@code ROWS · cols} floats plus 16 for spilling a vector. */
     static float[] panel(float[] current, int cols) {

@@ -16,8 +16,10 @@ import io.modelopt.core.tensor.GgmlType;
  *
  * <p>Rows are split into contiguous chunks over the pool's threads. The vector or scalar
  * kernels are chosen by {@link KernelMode#DEFAULT} unless a mode is given. With the vector
- * kernels, calls of {@value Gemm#MIN_TOKENS} tokens or more (prefill) take the register-blocked
- * {@link Gemm} path over decoded weights; fewer tokens use the per-format dot products.
+ * kernels, calls of 16 tokens or more (prefill; {@code -Dmodelopt.gemm.minTokens}) take the
+ * register-blocked {@link Gemm} path over decoded weights; fewer tokens use the per-format dot
+ * products. All paths give the same results for any thread count and, because every vector
+ * reduction is written out in a fixed order, whether the JIT has compiled them yet or not.
  */
 public final class MatMul {
     private MatMul() {}

@@ -113,7 +113,12 @@ final class Q4_0Kernel {
                 FloatVector p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
                 acc0 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b]), acc0);
             }
-            return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+            acc0 = acc0.add(acc1);
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP2));
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP1));
+            return acc0.lane(0);
         }
 
         private static void dot4(MemorySegment m, long row, int nb, Activations a, int t, float[] out, int o, int os) {
@@ -138,10 +143,26 @@ final class Q4_0Kernel {
                 a3 = hi.fma(FloatVector.fromArray(Simd.F, q, q3 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q3 + xo)))
                         .fma(FloatVector.broadcast(Simd.F, dw * d[d3 + b]), a3);
             }
-            out[o] = a0.reduceLanes(VectorOperators.ADD);
-            out[o + os] = a1.reduceLanes(VectorOperators.ADD);
-            out[o + 2 * os] = a2.reduceLanes(VectorOperators.ADD);
-            out[o + 3 * os] = a3.reduceLanes(VectorOperators.ADD);
+            a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            a0 = a0.add(a0.rearrange(Simd.SWAP2));
+            a0 = a0.add(a0.rearrange(Simd.SWAP1));
+            out[o] = a0.lane(0);
+            a1 = a1.add(a1.rearrange(Simd.SWAP8));
+            a1 = a1.add(a1.rearrange(Simd.SWAP4));
+            a1 = a1.add(a1.rearrange(Simd.SWAP2));
+            a1 = a1.add(a1.rearrange(Simd.SWAP1));
+            out[o + os] = a1.lane(0);
+            a2 = a2.add(a2.rearrange(Simd.SWAP8));
+            a2 = a2.add(a2.rearrange(Simd.SWAP4));
+            a2 = a2.add(a2.rearrange(Simd.SWAP2));
+            a2 = a2.add(a2.rearrange(Simd.SWAP1));
+            out[o + 2 * os] = a2.lane(0);
+            a3 = a3.add(a3.rearrange(Simd.SWAP8));
+            a3 = a3.add(a3.rearrange(Simd.SWAP4));
+            a3 = a3.add(a3.rearrange(Simd.SWAP2));
+            a3 = a3.add(a3.rearrange(Simd.SWAP1));
+            out[o + 3 * os] = a3.lane(0);
         }
     }
 }

@@ -104,7 +104,12 @@ final class Q4_1Kernel {
                 acc0 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b]), acc0);
                 mins += WeightData.half(m, blk + 2) * s[dof + b];
             }
-            return acc0.add(acc1).reduceLanes(VectorOperators.ADD) + mins;
+            acc0 = acc0.add(acc1);
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP2));
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP1));
+            return acc0.lane(0) + mins;
         }
 
         private static void dot4(MemorySegment m, long row, int nb, Activations a, int t, float[] out, int o, int os) {
@@ -136,10 +141,26 @@ final class Q4_1Kernel {
                 m2 += mw * s[d2 + b];
                 m3 += mw * s[d3 + b];
             }
-            out[o] = a0.reduceLanes(VectorOperators.ADD) + m0;
-            out[o + os] = a1.reduceLanes(VectorOperators.ADD) + m1;
-            out[o + 2 * os] = a2.reduceLanes(VectorOperators.ADD) + m2;
-            out[o + 3 * os] = a3.reduceLanes(VectorOperators.ADD) + m3;
+            a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            a0 = a0.add(a0.rearrange(Simd.SWAP2));
+            a0 = a0.add(a0.rearrange(Simd.SWAP1));
+            out[o] = a0.lane(0) + m0;
+            a1 = a1.add(a1.rearrange(Simd.SWAP8));
+            a1 = a1.add(a1.rearrange(Simd.SWAP4));
+            a1 = a1.add(a1.rearrange(Simd.SWAP2));
+            a1 = a1.add(a1.rearrange(Simd.SWAP1));
+            out[o + os] = a1.lane(0) + m1;
+            a2 = a2.add(a2.rearrange(Simd.SWAP8));
+            a2 = a2.add(a2.rearrange(Simd.SWAP4));
+            a2 = a2.add(a2.rearrange(Simd.SWAP2));
+            a2 = a2.add(a2.rearrange(Simd.SWAP1));
+            out[o + 2 * os] = a2.lane(0) + m2;
+            a3 = a3.add(a3.rearrange(Simd.SWAP8));
+            a3 = a3.add(a3.rearrange(Simd.SWAP4));
+            a3 = a3.add(a3.rearrange(Simd.SWAP2));
+            a3 = a3.add(a3.rearrange(Simd.SWAP1));
+            out[o + 3 * os] = a3.lane(0) + m3;
         }
     }
 }

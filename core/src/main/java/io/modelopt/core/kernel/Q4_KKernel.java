@@ -154,10 +154,26 @@ final class Q4_KKernel {
                 mins2 += dx2 * dmin * summ2;
                 mins3 += dx3 * dmin * summ3;
             }
-            out[o] = acc0.reduceLanes(VectorOperators.ADD) - mins0;
-            out[o + os] = acc1.reduceLanes(VectorOperators.ADD) - mins1;
-            out[o + 2 * os] = acc2.reduceLanes(VectorOperators.ADD) - mins2;
-            out[o + 3 * os] = acc3.reduceLanes(VectorOperators.ADD) - mins3;
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP2));
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP1));
+            out[o] = acc0.lane(0) - mins0;
+            acc1 = acc1.add(acc1.rearrange(Simd.SWAP8));
+            acc1 = acc1.add(acc1.rearrange(Simd.SWAP4));
+            acc1 = acc1.add(acc1.rearrange(Simd.SWAP2));
+            acc1 = acc1.add(acc1.rearrange(Simd.SWAP1));
+            out[o + os] = acc1.lane(0) - mins1;
+            acc2 = acc2.add(acc2.rearrange(Simd.SWAP8));
+            acc2 = acc2.add(acc2.rearrange(Simd.SWAP4));
+            acc2 = acc2.add(acc2.rearrange(Simd.SWAP2));
+            acc2 = acc2.add(acc2.rearrange(Simd.SWAP1));
+            out[o + 2 * os] = acc2.lane(0) - mins2;
+            acc3 = acc3.add(acc3.rearrange(Simd.SWAP8));
+            acc3 = acc3.add(acc3.rearrange(Simd.SWAP4));
+            acc3 = acc3.add(acc3.rearrange(Simd.SWAP2));
+            acc3 = acc3.add(acc3.rearrange(Simd.SWAP1));
+            out[o + 3 * os] = acc3.lane(0) - mins3;
         }
 
         private static float dot1(MemorySegment m, long row, int nb, Activations a, int t) {
@@ -191,7 +207,11 @@ final class Q4_KKernel {
                 acc = sb.fma(FloatVector.broadcast(Simd.F, dx * WeightData.half(m, blk + Q4_K.D)), acc);
                 mins += dx * WeightData.half(m, blk + Q4_K.DMIN) * summ;
             }
-            return acc.reduceLanes(VectorOperators.ADD) - mins;
+            acc = acc.add(acc.rearrange(Simd.SWAP8));
+            acc = acc.add(acc.rearrange(Simd.SWAP4));
+            acc = acc.add(acc.rearrange(Simd.SWAP2));
+            acc = acc.add(acc.rearrange(Simd.SWAP1));
+            return acc.lane(0) - mins;
         }
 
         /** {@code get_scale_min_k4} on the scale bytes held in three ints: {@code scale | min << 8} of sub-block {@code j}. */

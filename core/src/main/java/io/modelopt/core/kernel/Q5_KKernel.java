@@ -108,7 +108,11 @@ final class Q5_KKernel {
                 acc = sb.fma(FloatVector.broadcast(Simd.F, dx * WeightData.half(m, blk + Q5_K.D)), acc);
                 mins += dx * WeightData.half(m, blk + Q5_K.DMIN) * summ;
             }
-            return acc.reduceLanes(VectorOperators.ADD) - mins;
+            acc = acc.add(acc.rearrange(Simd.SWAP8));
+            acc = acc.add(acc.rearrange(Simd.SWAP4));
+            acc = acc.add(acc.rearrange(Simd.SWAP2));
+            acc = acc.add(acc.rearrange(Simd.SWAP1));
+            return acc.lane(0) - mins;
         }
 
         /** {@code get_scale_min_k4} on the scale bytes held in three ints: {@code scale | min << 8} of sub-block {@code j}. */

@@ -154,10 +154,26 @@ final class Q6_KKernel {
                 acc2 = sb2.fma(FloatVector.broadcast(Simd.F, d[db + 2 * blocks] * dw), acc2);
                 acc3 = sb3.fma(FloatVector.broadcast(Simd.F, d[db + 3 * blocks] * dw), acc3);
             }
-            out[o] = acc0.reduceLanes(VectorOperators.ADD);
-            out[o + os] = acc1.reduceLanes(VectorOperators.ADD);
-            out[o + 2 * os] = acc2.reduceLanes(VectorOperators.ADD);
-            out[o + 3 * os] = acc3.reduceLanes(VectorOperators.ADD);
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP2));
+            acc0 = acc0.add(acc0.rearrange(Simd.SWAP1));
+            out[o] = acc0.lane(0);
+            acc1 = acc1.add(acc1.rearrange(Simd.SWAP8));
+            acc1 = acc1.add(acc1.rearrange(Simd.SWAP4));
+            acc1 = acc1.add(acc1.rearrange(Simd.SWAP2));
+            acc1 = acc1.add(acc1.rearrange(Simd.SWAP1));
+            out[o + os] = acc1.lane(0);
+            acc2 = acc2.add(acc2.rearrange(Simd.SWAP8));
+            acc2 = acc2.add(acc2.rearrange(Simd.SWAP4));
+            acc2 = acc2.add(acc2.rearrange(Simd.SWAP2));
+            acc2 = acc2.add(acc2.rearrange(Simd.SWAP1));
+            out[o + 2 * os] = acc2.lane(0);
+            acc3 = acc3.add(acc3.rearrange(Simd.SWAP8));
+            acc3 = acc3.add(acc3.rearrange(Simd.SWAP4));
+            acc3 = acc3.add(acc3.rearrange(Simd.SWAP2));
+            acc3 = acc3.add(acc3.rearrange(Simd.SWAP1));
+            out[o + 3 * os] = acc3.lane(0);
         }
 
         private static float dot1(MemorySegment m, long row, int nb, Activations a, int t) {
@@ -188,7 +204,11 @@ final class Q6_KKernel {
                 }
                 acc = sb.fma(FloatVector.broadcast(Simd.F, a.d[dof + b] * WeightData.half(m, blk + Q6_K.D)), acc);
             }
-            return acc.reduceLanes(VectorOperators.ADD);
+            acc = acc.add(acc.rearrange(Simd.SWAP8));
+            acc = acc.add(acc.rearrange(Simd.SWAP4));
+            acc = acc.add(acc.rearrange(Simd.SWAP2));
+            acc = acc.add(acc.rearrange(Simd.SWAP1));
+            return acc.lane(0);
         }
     }
 }

@@ -5,6 +5,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -43,5 +44,18 @@ final class Simd {
      * and NaNs ({@code e >= 0x7C00}) get the all-ones float exponent; then the sign is put back.
      */
     static final float HALF_SCALE = 0x1p112f;
+
+    /**
+     * Permutations for summing the 16 lanes in a fixed pairwise order, written out in each kernel:
+     * {@code v = v.add(v.rearrange(SWAP8)); … SWAP4, SWAP2, SWAP1; v.lane(0)}. {@code reduceLanes(ADD)}
+     * may associate differently once compiled than when interpreted, which would make a result
+     * depend on how warm the JIT is; that matters here because a last-bit difference can move a
+     * later activation across a quantization boundary. Lane-wise adds and permutations are exact
+     * in every mode. (Not a helper method: a vector passed to a call the JIT does not inline is boxed.)
+     */
+    static final VectorShuffle<Float> SWAP8 = VectorShuffle.fromOp(F, i -> i ^ 8);
+    static final VectorShuffle<Float> SWAP4 = VectorShuffle.fromOp(F, i -> i ^ 4);
+    static final VectorShuffle<Float> SWAP2 = VectorShuffle.fromOp(F, i -> i ^ 2);
+    static final VectorShuffle<Float> SWAP1 = VectorShuffle.fromOp(F, i -> i ^ 1);
 }
 
