@@ -46,6 +46,35 @@ class PairMergerTest {
     }
 
     @Test
+    void cuttingWhereNoMergeCanCrossChangesNothing() {
+        Random rnd = new Random(7);
+        String alphabet = "ab▁c.";
+        for (int trial = 0; trial < 300; trial++) {
+            // a vocabulary of texts: the single characters, then merges of random existing pairs
+            List<String> texts = new ArrayList<>();
+            for (char c : alphabet.toCharArray()) texts.add(String.valueOf(c));
+            MergeTable table = new MergeTable(64);
+            List<String> results = new ArrayList<>();
+            for (int m = 0; m < 1 + rnd.nextInt(30); m++) {
+                int l = rnd.nextInt(texts.size()), r = rnd.nextInt(texts.size());
+                String joined = texts.get(l) + texts.get(r);
+                if (texts.contains(joined) || joined.length() > 6) continue;
+                texts.add(joined);
+                results.add(joined);
+                table.put(l, r, rnd.nextInt(8), texts.size() - 1, true);
+            }
+            MergeBoundaries b = new MergeBoundaries(results, MergeBoundaries.countPairs(results));
+            int len = rnd.nextInt(80);
+            int[] input = new int[len];
+            for (int i = 0; i < len; i++) input[i] = rnd.nextInt(alphabet.length());
+            int[] cut = input.clone();
+            int n = PairMerger.merge(cut, len, table, (l, r) -> b.mayJoin(
+                    MergeBoundaries.lastCodePoint(texts.get(l)), MergeBoundaries.firstCodePoint(texts.get(r))));
+            assertArrayEquals(quadratic(input, table), Arrays.copyOf(cut, n), "trial " + trial);
+        }
+    }
+
+    @Test
     void emptyAndSingleInputsAreLeftAlone() {
         MergeTable t = new MergeTable(1);
         t.put(1, 1, 0, 2, true);
