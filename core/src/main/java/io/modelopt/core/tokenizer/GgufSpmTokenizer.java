@@ -132,7 +132,10 @@ final class GgufSpmTokenizer extends GgufTokenizer {
                 out.add(id);
             } else {
                 int len = Utf8.encode(-id - 1, buf);
-                for (int j = 0; j < len; j++) out.add(byteIds[buf[j] & 0xFF]);
+                for (int j = 0; j < len; j++) {
+                    int b = byteIds[buf[j] & 0xFF];
+                    if (b >= 0) out.add(b); // no <0xNN>, no byte piece, no unknown token: llama.cpp would abort; we drop it
+                }
             }
         }
     }
