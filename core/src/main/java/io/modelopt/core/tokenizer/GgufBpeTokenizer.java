@@ -24,6 +24,8 @@ final class GgufBpeTokenizer extends GgufTokenizer {
     private final MergeTable merges;
     private final List<String> extraSymbols = new ArrayList<>(); // id = texts.length + index
     private final int[] charIds;                                 // byte-alphabet char -> symbol id
+    private final MergeBoundaries boundaries;
+    private final int[] firstCp, lastCp;                         // by symbol id (tokens, then extra symbols)
 
     GgufBpeTokenizer(GgufVocabulary v) {
         this(v, requirePre(v.pre()));
@@ -36,12 +38,23 @@ final class GgufBpeTokenizer extends GgufTokenizer {
         if (list == null) throw new ModelFormatException(null, "tokenizer.ggml.merges is missing (required for tokenizer.ggml.model = gpt2)");
         Map<String, Integer> extra = new HashMap<>();
         merges = new MergeTable(list.size());
+        List<String> results = new ArrayList<>(list.size());
         for (int rank = 0; rank < list.size(); rank++) {
             String m = list.get(rank);
             int sp = m.indexOf(' ', 1);
             String a = sp < 0 ? "" : m.substring(0, sp);
             String b = sp < 0 ? "" : m.substring(sp + 1);
             merges.put(symbolFor(a, extra), symbolFor(b, extra), rank, symbolFor(a + b, extra), true);
+            results.add(a + b);
+        }
+        boundaries = new MergeBoundaries(results, MergeBoundaries.countPairs(results));
+        int total = texts.length + extraSymbols.size();
+        firstCp = new int[total];
+        lastCp = new int[total];
+        for (int i = 0; i < total; i++) {
+            String t = i < texts.length ? texts[i] : extraSymbols.get(i - texts.length);
+            firstCp[i] = MergeBoundaries.firstCodePoint(t);
+            lastCp[i] = MergeBoundaries.lastCodePoint(t);
         }
         charIds = new int[0x200];
         for (int c = 0; c < charIds.length; c++) {
@@ -93,7 +106,8 @@ final class GgufBpeTokenizer extends GgufTokenizer {
         }
         int[] sym = new int[word.length()];
         for (int i = 0; i < word.length(); i++) sym[i] = charIds[word.charAt(i)];
-        int n = PairMerger.merge(sym, word.length(), merges);
+        int n = PairMerger.merge(sym, word.length(), merges,
+                (l, r) -> boundaries.mayJoin(l >= 0 ? lastCp[l] : -l - 1, r >= 0 ? firstCp[r] : -r - 1));
         for (int i = 0; i < n; i++) {
             int s = sym[i];
             if (s >= 0 && s < texts.length) { out.add(s); continue; }

@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -22,6 +23,8 @@ final class GgufSpmTokenizer extends GgufTokenizer {
     private static final char SPACE_MARK = '▁';
 
     private final MergeTable pairs;
+    private final MergeBoundaries boundaries;
+    private final int[] firstCp, lastCp;
     private final Map<Integer, Integer> singleCodePointIds;
     private final int[] byteIds = new int[256];
 
@@ -38,6 +41,14 @@ final class GgufSpmTokenizer extends GgufTokenizer {
             if (id == null && b < 0x80) id = ids.get(String.valueOf((char) b)); // llama.cpp's fallback: the byte itself
             byteIds[b] = id != null ? id : unkId;
         }
+        firstCp = new int[n];
+        lastCp = new int[n];
+        for (int i = 0; i < n; i++) {
+            firstCp[i] = MergeBoundaries.firstCodePoint(texts[i]);
+            lastCp[i] = MergeBoundaries.lastCodePoint(texts[i]);
+        }
+        List<String> all = Arrays.asList(texts); // every token can be a merge result
+        boundaries = new MergeBoundaries(all, MergeBoundaries.countPairs(all));
         int[] rank = scoreRanks(v.scores(), n);
         pairs = new MergeTable(countSplits());
         for (int id = 0; id < n; id++) {
@@ -113,7 +124,7 @@ final class GgufSpmTokenizer extends GgufTokenizer {
             sym[n++] = id != null ? id : -(cp + 1);
             i += Character.charCount(cp);
         }
-        n = PairMerger.merge(sym, n, pairs);
+        n = PairMerger.merge(sym, n, pairs, (l, r) -> boundaries.mayJoin(l >= 0 ? lastCp[l] : -l - 1, r >= 0 ? firstCp[r] : -r - 1));
         byte[] buf = new byte[4];
         for (int i = 0; i < n; i++) {
             int id = sym[i];
@@ -121,7 +132,10 @@ final class GgufSpmTokenizer extends GgufTokenizer {
                 out.add(id);
             } else {
                 int len = Utf8.encode(-id - 1, buf);
-                for (int j = 0; j < len; j++) out.add(byteIds[buf[j] & 0xFF]);
+                for (int j = 0; j < len; j++) {
+                    int b = byteIds[buf[j] & 0xFF];
+                    if (b >= 0) out.add(b); // no <0xNN>, no byte piece, no unknown token: llama.cpp would abort; we drop it
+                }
             }
         }
     }

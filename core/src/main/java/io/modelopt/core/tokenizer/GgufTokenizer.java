@@ -108,6 +108,14 @@ abstract sealed class GgufTokenizer implements Tokenizer permits GgufSpmTokenize
     /** Whether the detokenizer cleans spaces before punctuation (llama.cpp's {@code clean_spaces}). */
     protected boolean cleanSpaces() { return false; }
 
+    /**
+     * llama.cpp's detokenizer: control/unknown tokens are dropped (or rendered as their text when
+     * {@code skipSpecial} is false), '▁' reads as a space, byte tokens as their byte; with
+     * {@code add_space_prefix} the first piece that produces text loses one leading space (the
+     * dummy prefix the encoder added), so {@code decode(encode(x)) == x}. llama.cpp itself keeps
+     * that space when it removes a leading BOS; we strip it as sentencepiece and HF do.
+     * Invalid UTF-8 (a partial character) becomes U+FFFD.
+     */
     @Override
     public String decode(int[] ids, boolean skipSpecial) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(ids.length * 4);

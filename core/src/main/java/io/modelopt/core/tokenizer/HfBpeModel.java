@@ -1,5 +1,6 @@
 package io.modelopt.core.tokenizer;
 
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -14,13 +15,16 @@ final class HfBpeModel {
     private final Map<String, Integer> vocab;
     private final String[] idToToken;
     private final MergeTable merges;
+    private final MergeBoundaries boundaries;
+    private final int[] firstCp, lastCp;
     private final boolean byteFallback, fuseUnk, ignoreMerges;
     private final int unkId;
     private final int[] byteIds = new int[256];     // -1 where <0xNN> is missing
     private final int[] bmpIds = new int[0x10000];  // single-character tokens, -1 when none
 
-    HfBpeModel(Map<String, Integer> vocab, String[] idToToken, MergeTable merges, boolean byteFallback, boolean fuseUnk,
-               boolean ignoreMerges, int unkId) {
+    /** @param mergeResults the texts the merges produce (to know where merging can never cross) */
+    HfBpeModel(Map<String, Integer> vocab, String[] idToToken, MergeTable merges, List<String> mergeResults,
+               boolean byteFallback, boolean fuseUnk, boolean ignoreMerges, int unkId) {
         this.vocab = vocab;
         this.idToToken = idToToken;
         this.merges = merges;
@@ -28,6 +32,13 @@ final class HfBpeModel {
         this.fuseUnk = fuseUnk;
         this.ignoreMerges = ignoreMerges;
         this.unkId = unkId;
+        this.boundaries = new MergeBoundaries(mergeResults, MergeBoundaries.countPairs(mergeResults));
+        firstCp = new int[idToToken.length];
+        lastCp = new int[idToToken.length];
+        for (int i = 0; i < idToToken.length; i++) {
+            firstCp[i] = MergeBoundaries.firstCodePoint(idToToken[i]);
+            lastCp[i] = MergeBoundaries.lastCodePoint(idToToken[i]);
+        }
         java.util.Arrays.fill(bmpIds, -1);
         vocab.forEach((t, id) -> { if (t.length() == 1) bmpIds[t.charAt(0)] = id; });
         for (int b = 0; b < 256; b++) byteIds[b] = vocab.getOrDefault(String.format("<0x%02X>", b), -1);
@@ -76,7 +87,7 @@ final class HfBpeModel {
             }
         }
         if (pendingUnk > 0) sym[n++] = unkId;
-        n = PairMerger.merge(sym, n, merges);
+        n = PairMerger.merge(sym, n, merges, (l, r) -> boundaries.mayJoin(lastCp[l], firstCp[r]));
         out.addAll(sym, n);
     }
 }

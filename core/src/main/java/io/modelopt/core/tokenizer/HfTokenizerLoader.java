@@ -79,6 +79,7 @@ final class HfTokenizerLoader {
         List<Object> mergeList = list(model, "merges", "model.merges");
         if (mergeList == null) mergeList = List.of();
         MergeTable merges = new MergeTable(mergeList.size());
+        List<String> mergeResults = new ArrayList<>(mergeList.size());
         for (int r = 0; r < mergeList.size(); r++) {
             String where = "model.merges[" + r + "]";
             String a, b;
@@ -98,6 +99,7 @@ final class HfTokenizerLoader {
             if (ia == null || ib == null || ic == null)
                 throw fail(where, "merge of '" + a + "' and '" + b + "': '" + (ia == null ? a : ib == null ? b : a + b) + "' is not in the vocabulary");
             merges.put(ia, ib, r, ic, false);
+            mergeResults.add(a + b);
         }
 
         String unk = str(model, "unk_token", "model.unk_token");
@@ -107,7 +109,7 @@ final class HfTokenizerLoader {
             if (u == null) throw fail("model.unk_token", "'" + unk + "' is not in the vocabulary");
             unkId = u;
         }
-        HfBpeModel bpe = new HfBpeModel(vocab, idToToken, merges, bool(model, "byte_fallback", false),
+        HfBpeModel bpe = new HfBpeModel(vocab, idToToken, merges, mergeResults, bool(model, "byte_fallback", false),
                 bool(model, "fuse_unk", false), bool(model, "ignore_merges", false), unkId);
 
         HfNormalizer normalizer = normalizer(root.get("normalizer"), "normalizer");

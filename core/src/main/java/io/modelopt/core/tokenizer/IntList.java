@@ -22,7 +22,5 @@ final class IntList {
 
     int size() { return size; }
 
-    int get(int i) { return a[i]; }
-
     int[] toArray() { return Arrays.copyOf(a, size); }
 }

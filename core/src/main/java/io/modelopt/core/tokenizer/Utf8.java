@@ -1,8 +1,5 @@
 package io.modelopt.core.tokenizer;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
-
 /** UTF-8 helpers with one rule for unpaired surrogates (which a Java String may hold but UTF-8 cannot): they become U+FFFD. */
 final class Utf8 {
     private Utf8() {}
@@ -36,14 +33,5 @@ final class Utf8 {
             }
         }
         return s;
-    }
-
-    /** Lossy UTF-8 decoding: each malformed sequence becomes U+FFFD (as Rust's {@code from_utf8_lossy}). */
-    static String decode(ByteArrayOutputStream bytes) {
-        return bytes.toString(StandardCharsets.UTF_8);
-    }
-
-    static byte[] bytes(String s) {
-        return wellFormed(s).getBytes(StandardCharsets.UTF_8);
     }
 }
