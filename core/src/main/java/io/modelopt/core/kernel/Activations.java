@@ -34,6 +34,15 @@ final class Activations {
     int blocks;
 
     /**
+     * For the repacked Q4_0 kernel ({@link InterleavedQ4_0}), with {@link Kind#Q8_0}: the same
+     * quants as 16-bit integers in {@code q16[t*cols + k]} and {@code -8·Σq} of each block in
+     * {@code neg8Sum[t*blocks + b]} (it fits: |Σq| ≤ 32·127).
+     */
+    boolean packedQ4;
+    short[] q16 = new short[0];
+    short[] neg8Sum = new short[0];
+
+    /**
      * For the prefill GEMM ({@link Gemm}): the activations as the dot products see them
      * (quantized values times their scale, or the F32 values), transposed to
      * {@code xt[k * tPad + t]} so that one vector holds 16 tokens of one column; tokens from
@@ -45,7 +54,13 @@ final class Activations {
 
     /** Records the call's activations and sizes the scratch; {@link #quantize} then fills a token range. */
     void prepare(Kind kind, float[] x, int xOff, int xStride, int nTokens, int cols, boolean transposed) {
+        prepare(kind, x, xOff, xStride, nTokens, cols, transposed, false);
+    }
+
+    void prepare(Kind kind, float[] x, int xOff, int xStride, int nTokens, int cols, boolean transposed, boolean packedQ4) {
+        if (packedQ4 && kind != Kind.Q8_0) throw new IllegalArgumentException("packed Q4_0 activations are Q8_0, not " + kind);
         this.kind = kind;
+        this.packedQ4 = packedQ4;
         this.transposed = transposed;
         this.x = x;
         this.xOff = xOff;
@@ -66,6 +81,10 @@ final class Activations {
                 d = grow(d, nTokens * blocks);
                 bsums = grow(bsums, nTokens * (cols / 16));
             }
+        }
+        if (packedQ4) {
+            q16 = grow(q16, nTokens * cols);
+            neg8Sum = grow(neg8Sum, nTokens * blocks);
         }
         if (transposed) {
             tPad = (nTokens + Gemm.TOKEN_GRAIN - 1) / Gemm.TOKEN_GRAIN * Gemm.TOKEN_GRAIN;
@@ -93,6 +112,19 @@ final class Activations {
                     }
                 }
                 case Q8_K -> Q8_K.quantizeActivations(x, src, cols, q, t * cols, d, t * blocks, bsums, t * (cols / 16));
+            }
+        }
+        if (packedQ4) {
+            for (int t = t0; t < t1; t++) {
+                for (int b = 0; b < blocks; b++) {
+                    int sum = 0;
+                    for (int j = t * cols + 32 * b, e = j + 32; j < e; j++) {
+                        short v = (short) q[j];
+                        q16[j] = v;
+                        sum += v;
+                    }
+                    neg8Sum[t * blocks + b] = (short) (-8 * sum);
+                }
             }
         }
         if (transposed) transpose(t0, t1);
@@ -123,6 +155,10 @@ final class Activations {
 
     private static float[] grow(float[] a, int n) {
         return a.length >= n ? a : new float[Math.max(n, a.length + a.length / 2)];
+    }
+
+    private static short[] grow(short[] a, int n) {
+        return a.length >= n ? a : new short[Math.max(n, a.length + a.length / 2)];
     }
 
     private static int[] grow(int[] a, int n) {

@@ -58,14 +58,15 @@ public final class MatMul {
         FormatKernel kernel = kernel(mode, w);
         // Q4_1 stays on its dot product: ggml's Q8_1 sum term (half(d·Σq)) is not a product of decoded values.
         boolean gemm = mode == KernelMode.VECTOR && nTokens >= Gemm.MIN_TOKENS && rows >= Gemm.ROWS && w.type() != GgmlType.Q4_1;
+        boolean packed = mode == KernelMode.VECTOR && !gemm && w.isRepacked();
         Call call = CALL.get();
-        call.set(kernel, w, x, xOffset, xStride, nTokens, out, outOffset, outStride, gemm, pool.threads());
+        call.set(kernel, w, x, xOffset, xStride, nTokens, out, outOffset, outStride, gemm, packed, pool.threads());
         try {
             if (kernel.activations() != Activations.Kind.F32 || gemm) {
                 if (nTokens >= 2 * pool.threads()) pool.parallelFor(nTokens, call.quantizeTask);
                 else call.activations.quantize(0, nTokens);
             }
-            int grain = gemm ? Gemm.ROWS : ROW_GRAIN;
+            int grain = gemm ? Gemm.ROWS : packed ? InterleavedQ4_0.ROWS : ROW_GRAIN;
             call.grain = grain;
             pool.parallelFor((rows + grain - 1) / grain, call.rowTask);
         } finally {
@@ -106,14 +107,19 @@ public final class MatMul {
         int outOffset, outStride;
 
         int grain;
-        boolean gemm;
+        boolean gemm, packed;
         /** Per-worker panels of the GEMM path, grown on demand. */
         float[][] panels = new float[1][];
 
         final ComputePool.RangeTask quantizeTask = (start, end, worker) -> activations.quantize(start, end);
         final ComputePool.RangeTask rowTask = (start, end, worker) -> {
             int r0 = start * grain, r1 = Math.min(w.rows(), end * grain);
-            if (gemm) {
+            if (packed) {
+                // whole groups from the repacked copy, the rows after the last group in place
+                int split = Math.min(r1, w.packedRows());
+                if (r0 < split) InterleavedQ4_0.compute(w.packed(), w.cols() / 32, activations, r0 / InterleavedQ4_0.ROWS, split / InterleavedQ4_0.ROWS, out, outOffset, outStride);
+                if (split < r1) kernel.compute(w, activations, Math.max(r0, split), r1, out, outOffset, outStride);
+            } else if (gemm) {
                 float[] panel = panels[worker] = Gemm.panel(panels[worker], w.cols());
                 Gemm.compute(kernel, w, activations, r0, r1, out, outOffset, outStride, panel);
             } else {
@@ -122,15 +128,16 @@ public final class MatMul {
         };
 
         void set(FormatKernel kernel, WeightMatrix w, float[] x, int xOffset, int xStride, int nTokens, float[] out, int outOffset, int outStride,
-                 boolean gemm, int threads) {
+                 boolean gemm, boolean packed, int threads) {
             this.kernel = kernel;
             this.w = w;
             this.out = out;
             this.outOffset = outOffset;
             this.outStride = outStride;
             this.gemm = gemm;
+            this.packed = packed;
             if (gemm && panels.length < threads) panels = java.util.Arrays.copyOf(panels, threads);
-            activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, w.cols(), gemm);
+            activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, w.cols(), gemm, packed);
         }
 
         /** Drops references to the caller's arrays and weights so they are not kept alive by the thread. */

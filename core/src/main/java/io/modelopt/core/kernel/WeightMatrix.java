@@ -11,6 +11,7 @@ import io.modelopt.core.quant.Q6_K;
 import io.modelopt.core.quant.Q8_0;
 import io.modelopt.core.tensor.GgmlType;
 import io.modelopt.core.tensor.TensorData;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
 import java.util.Set;
@@ -29,10 +30,19 @@ public final class WeightMatrix {
     private final MemorySegment data;
     private final int rows, cols;
     private final long rowBytes;
+    /** The load-time repacked copy ({@link InterleavedQ4_0}) of the first {@code packedRows} rows, or null. */
+    private final MemorySegment packed;
+    private final int packedRows;
 
     private WeightMatrix(TensorData t) {
+        this(t, null, 0);
+    }
+
+    private WeightMatrix(TensorData t, MemorySegment packed, int packedRows) {
         this.tensor = t;
         this.data = t.data();
+        this.packed = packed;
+        this.packedRows = packedRows;
         long c = t.rowLength(), r = t.rows();
         if (c > Integer.MAX_VALUE || r > Integer.MAX_VALUE || c * r > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("tensor " + t.name() + " is too large for a weight matrix: " + t);
@@ -68,7 +78,31 @@ public final class WeightMatrix {
     public long byteSize() { return rowBytes * rows; }
 
     /** Bytes this matrix holds beyond the tensor's own (a load-time repacked copy); 0: weights are read in place. */
-    public long residentBytes() { return 0; }
+    public long residentBytes() { return packed == null ? 0 : packed.byteSize(); }
+
+    /** Whether this matrix has a repacked copy for the decode kernels ({@link #repacked}). */
+    public boolean isRepacked() { return packed != null; }
+
+    /** Whether {@link #repacked} would make a copy: Q4_0 with at least one whole group of rows. */
+    public boolean canRepack() {
+        return packed == null && tensor.type() == GgmlType.Q4_0 && rows >= InterleavedQ4_0.ROWS;
+    }
+
+    /**
+     * This matrix with a repacked copy of its weights, allocated in {@code arena} (which owns it):
+     * Q4_0 rows interleaved 32 at a time ({@link InterleavedQ4_0}), used by the Vector API kernels
+     * for calls of fewer tokens than the prefill GEMM takes; the GEMM, the scalar kernels and
+     * {@link #dequantizeRow} keep reading the tensor in place. Returns {@code this} when
+     * {@link #canRepack()} is false.
+     */
+    public WeightMatrix repacked(Arena arena) {
+        if (!canRepack()) return this;
+        return new WeightMatrix(tensor, InterleavedQ4_0.pack(this, arena), InterleavedQ4_0.packedRows(rows));
+    }
+
+    MemorySegment packed() { return packed; }
+
+    int packedRows() { return packedRows; }
 
     /** Dequantizes row {@code row} into {@code dst[off .. off+cols)} (embedding lookup), with the format's reference decoder. */
     public void dequantizeRow(int row, float[] dst, int off) {

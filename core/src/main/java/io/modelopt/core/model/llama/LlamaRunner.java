@@ -1,6 +1,7 @@
 package io.modelopt.core.model.llama;
 
 import io.modelopt.core.engine.Batch;
+import java.lang.foreign.Arena;
 import io.modelopt.core.engine.Logits;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerOptions;
@@ -57,7 +58,12 @@ public final class LlamaRunner implements ModelRunner {
 
     private final ModelConfig config;
     private final RunnerOptions options;
+    /** System property: {@code false} keeps Q4_0 weights in place instead of repacking them for decode. */
+    public static final String REPACK_PROPERTY = "modelopt.repack";
+
     private final LlamaWeights weights;
+    /** Owns the repacked weight copies; null when nothing is repacked. */
+    private final Arena packArena;
     private final ComputePool pool;
     private final boolean ownsPool;
     private final KernelMode mode;
@@ -114,7 +120,7 @@ public final class LlamaRunner implements ModelRunner {
     private LlamaRunner(ModelSource source, RunnerOptions options) {
         this.config = source.config();
         this.options = options;
-        this.weights = LlamaWeights.bind(source);
+        LlamaWeights bound = LlamaWeights.bind(source);
         this.mode = options.kernelMode();
         this.contextLength = options.effectiveContextLength(config.contextLength());
         this.hidden = config.hiddenSize();
@@ -129,7 +135,7 @@ public final class LlamaRunner implements ModelRunner {
         this.eps = config.rmsNormEps();
         this.attentionScale = 1.0f / (float) Math.sqrt(headDim);   // llama.cpp's 1.0f/sqrtf(float(n_embd_head))
         this.ropeConvention = config.ropeConvention();
-        this.rope = new Rope(headDim, config.ropeTheta(), config.ropeScaling(), weights.ropeFreqFactors());
+        this.rope = new Rope(headDim, config.ropeTheta(), config.ropeScaling(), bound.ropeFreqFactors());
 
         int n = options.maxBatchTokens(), r = options.maxLogitsRows();
         try {
@@ -157,6 +163,18 @@ public final class LlamaRunner implements ModelRunner {
         this.denseKeys = new float[Math.multiplyExact(densePositions, kvDim)];
         this.denseValues = new float[densePositions * kvDim];
         this.rowScratch = new float[options.threads()][kvDim];
+        // the decode kernels' repacked Q4_0 copies (Vector API only; -Dmodelopt.repack=false reads every weight in place)
+        boolean repack = mode == KernelMode.VECTOR && Boolean.parseBoolean(System.getProperty(REPACK_PROPERTY, "true")) && bound.canRepack();
+        this.packArena = repack ? Arena.ofShared() : null;
+        try {
+            long t0 = System.nanoTime();
+            this.weights = repack ? bound.repacked(packArena) : bound;
+            if (repack) LOG.info("repacked Q4_0 weights for decode: {} bytes in {} ms", weights.repackedBytes(), (System.nanoTime() - t0) / 1_000_000);
+        } catch (RuntimeException | Error e) {
+            if (packArena != null) packArena.close();
+            if (ownsPool) pool.close();
+            throw e;
+        }
         LOG.info("cpu runner: {} ({} kernels, {} threads, {} batch tokens, {} logits rows, context {}, KV {}{})",
                 config.architecture(), mode, options.threads(), n, r, contextLength, options.kvDtype(), weights.tiedOutput() ? ", tied output" : "");
     }
@@ -386,6 +404,7 @@ public final class LlamaRunner implements ModelRunner {
         if (!closed) {
             closed = true;
             if (ownsPool) pool.close();
+            if (packArena != null) packArena.close();
         }
     }
 

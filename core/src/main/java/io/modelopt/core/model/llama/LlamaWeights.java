@@ -2,6 +2,7 @@ package io.modelopt.core.model.llama;
 
 import io.modelopt.core.ModelFormatException;
 import io.modelopt.core.kernel.WeightMatrix;
+import java.lang.foreign.Arena;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
 import io.modelopt.core.tensor.TensorData;
@@ -49,6 +50,42 @@ public final class LlamaWeights {
     public int numLayers() { return layers.length; }
     /** GGUF {@code rope_freqs.weight} (Llama 3.1 frequency divisors), or null. */
     public float[] ropeFreqFactors() { return ropeFreqFactors == null ? null : ropeFreqFactors.clone(); }
+
+    /** Whether any matrix would be repacked by {@link #repacked}. */
+    public boolean canRepack() {
+        if (output.canRepack()) return true;
+        for (Layer l : layers) {
+            for (WeightMatrix m : matrices(l)) if (m.canRepack()) return true;
+        }
+        return false;
+    }
+
+    /**
+     * These weights with each matrix that has a faster load-time layout repacked into
+     * {@code arena} ({@link WeightMatrix#repacked}); the embedding lookup keeps reading in place.
+     */
+    public LlamaWeights repacked(Arena arena) {
+        Layer[] ls = new Layer[layers.length];
+        for (int i = 0; i < ls.length; i++) {
+            Layer l = layers[i];
+            ls[i] = new Layer(l.attnNorm(), l.wq().repacked(arena), l.wk().repacked(arena), l.wv().repacked(arena), l.bq(), l.bk(), l.bv(),
+                    l.wo().repacked(arena), l.ffnNorm(), l.gate().repacked(arena), l.up().repacked(arena), l.down().repacked(arena));
+        }
+        return new LlamaWeights(tokenEmbedding, outputNorm, output.repacked(arena), tied, ls, ropeFreqFactors);
+    }
+
+    /** Bytes of repacked copies held beyond the model file's own (0 when read in place). */
+    public long repackedBytes() {
+        long n = output.residentBytes();
+        for (Layer l : layers) {
+            for (WeightMatrix m : matrices(l)) n += m.residentBytes();
+        }
+        return n;
+    }
+
+    private static WeightMatrix[] matrices(Layer l) {
+        return new WeightMatrix[]{l.wq(), l.wk(), l.wv(), l.wo(), l.gate(), l.up(), l.down()};
+    }
 
     /** Binds and checks every tensor the config calls for. */
     public static LlamaWeights bind(ModelSource source) {

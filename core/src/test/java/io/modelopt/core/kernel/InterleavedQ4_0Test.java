@@ -1,0 +1,167 @@
+package io.modelopt.core.kernel;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.modelopt.core.quant.Q4_0;
+import io.modelopt.core.tensor.GgmlType;
+import io.modelopt.core.tensor.TensorData;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The repacked Q4_0 decode kernel ({@link InterleavedQ4_0}) through {@link MatMul}, against the same
+ * float64 reference as {@link MatMulTest}: row counts with and without a tail after the last
+ * 32-row group, 1 to 9 tokens, 1 to 3 threads.
+ */
+class InterleavedQ4_0Test {
+    static ComputePool pool1, pool2, pool3;
+    Arena arena;
+
+    @BeforeAll
+    static void pools() {
+        pool1 = new ComputePool(1);
+        pool2 = new ComputePool(2);
+        pool3 = new ComputePool(3);
+    }
+
+    @AfterAll
+    static void closePools() {
+        pool1.close();
+        pool2.close();
+        pool3.close();
+    }
+
+    @BeforeEach
+    void vectorApi() {
+        assumeTrue(KernelMode.vectorApiAvailable(), "the repacked kernel is Vector API only");
+        arena = Arena.ofShared(); // the pool's threads read it
+    }
+
+    @AfterEach
+    void free() {
+        if (arena != null) arena.close();
+    }
+
+    @Test
+    void matchesFloat64Reference() {
+        int[][] shapes = {{32, 32}, {44, 96}, {101, 160}, {64, 480}, {96, 2048}};
+        int[] tokenCounts = {1, 2, 5, 9};
+        ComputePool[] pools = {pool1, pool2, pool3};
+        long seed = 500;
+        for (int[] s : shapes) {
+            for (int nTokens : tokenCounts) {
+                seed++;
+                int rows = s[0], cols = s[1];
+                WeightMatrix plain = MatMulTest.matrix(GgmlType.Q4_0, rows, cols, seed);
+                WeightMatrix w = plain.repacked(arena);
+                assertTrue(w.isRepacked());
+                float[] x = MatMulTest.activations(nTokens * cols, seed * 3);
+                float[] out = new float[nTokens * rows];
+                MatMul.matmul(KernelMode.VECTOR, pools[(int) (seed % 3)], w, x, 0, cols, nTokens, out, 0, rows);
+                double[][] ref = MatMulTest.reference(plain, x, 0, cols, nTokens);
+                for (int i = 0; i < out.length; i++) {
+                    String where = rows + "x" + cols + " tokens " + nTokens + " out[" + i + "]";
+                    assertEquals(ref[0][i], out[i], MatMulTest.ACCUMULATION_TOLERANCE * ref[1][i] + 1e-30, where);
+                }
+            }
+        }
+    }
+
+    /** Worst-case block sums: |q - 8| = 8 and |x| = 127 everywhere reach ±32512, the edge of the 16-bit lanes. */
+    @Test
+    void extremeBlocksDoNotOverflow() {
+        int rows = 32, cols = 64;
+        MemorySegment m = arena.allocate(GgmlType.Q4_0.bytesFor((long) rows * cols));
+        float[] row = new float[cols];
+        for (int r = 0; r < rows; r++) {
+            // all -1 (quantizes to nibble 0, i.e. q - 8 = -8) or mixed signs per row
+            for (int k = 0; k < cols; k++) row[k] = r % 2 == 0 ? -1f : (k % 3 == 0 ? -1f : 0.875f);
+            Q4_0.quantizeReference(row, 0, cols, m, r * GgmlType.Q4_0.bytesFor(cols));
+        }
+        WeightMatrix plain = WeightMatrix.of(new TensorData("w", GgmlType.Q4_0, new long[]{cols, rows}, m));
+        WeightMatrix w = plain.repacked(arena);
+        for (float sign : new float[]{1f, -1f}) {
+            float[] x = new float[cols];
+            java.util.Arrays.fill(x, sign * 3f); // quantizes to ±127 in every block
+            float[] out = new float[rows];
+            MatMul.matmul(KernelMode.VECTOR, pool1, w, x, 0, cols, 1, out, 0, rows);
+            double[][] ref = MatMulTest.reference(plain, x, 0, cols, 1);
+            for (int r = 0; r < rows; r++) assertEquals(ref[0][r], out[r], 1e-6 * ref[1][r], "row " + r + " sign " + sign);
+        }
+    }
+
+    @Test
+    void threadCountsGiveIdenticalResults() {
+        WeightMatrix w = MatMulTest.matrix(GgmlType.Q4_0, 140, 480, 9).repacked(arena);
+        float[] x = MatMulTest.activations(3 * 480, 10);
+        float[] a = new float[3 * 140], b = new float[3 * 140], c = new float[3 * 140];
+        MatMul.matmul(KernelMode.VECTOR, pool1, w, x, 0, 480, 3, a, 0, 140);
+        MatMul.matmul(KernelMode.VECTOR, pool2, w, x, 0, 480, 3, b, 0, 140);
+        MatMul.matmul(KernelMode.VECTOR, pool3, w, x, 0, 480, 3, c, 0, 140);
+        assertTrue(java.util.Arrays.equals(a, b) && java.util.Arrays.equals(a, c));
+    }
+
+    @Test
+    void nanPropagates() {
+        int rows = 64, cols = 96;
+        WeightMatrix plain = MatMulTest.matrix(GgmlType.Q4_0, rows, cols, 12);
+        // a NaN scale in row 5's second block, before repacking
+        plain.tensor().data().set(ValueLayout.JAVA_SHORT_UNALIGNED, 5 * plain.rowBytes() + 18, (short) 0x7E00);
+        WeightMatrix w = plain.repacked(arena);
+        float[] x = MatMulTest.activations(2 * cols, 13);
+        float[] out = new float[2 * rows];
+        MatMul.matmul(KernelMode.VECTOR, pool2, w, x, 0, cols, 2, out, 0, rows);
+        assertTrue(Float.isNaN(out[5]) && Float.isNaN(out[rows + 5]));
+        assertTrue(Float.isFinite(out[4]) && Float.isFinite(out[6]));
+        x[cols + 40] = Float.POSITIVE_INFINITY; // token 1
+        MatMul.matmul(KernelMode.VECTOR, pool2, w, x, 0, cols, 2, out, 0, rows);
+        for (int r = 0; r < rows; r++) assertFalse(Float.isFinite(out[rows + r]), "token 1 row " + r);
+        assertTrue(Float.isFinite(out[0]));
+    }
+
+    @Test
+    void onlyQ4_0WithAWholeGroupIsRepacked() {
+        WeightMatrix q4 = MatMulTest.matrix(GgmlType.Q4_0, 70, 64, 1);
+        WeightMatrix r = q4.repacked(arena);
+        assertEquals(0, q4.residentBytes());
+        assertEquals(2L * 2 * InterleavedQ4_0.RECORD, r.residentBytes(), "2 groups x 2 blocks");
+        assertSame(r, r.repacked(arena));
+        WeightMatrix small = MatMulTest.matrix(GgmlType.Q4_0, 31, 64, 1);
+        assertSame(small, small.repacked(arena));
+        WeightMatrix q8 = MatMulTest.matrix(GgmlType.Q8_0, 64, 64, 1);
+        assertSame(q8, q8.repacked(arena));
+        assertFalse(q8.canRepack());
+    }
+
+    @Test
+    void steadyStateCallsDoNotAllocate() throws ReflectiveOperationException {
+        Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
+        java.lang.reflect.Method allocatedBytes = Class.forName("com.sun.management.ThreadMXBean").getMethod("getCurrentThreadAllocatedBytes");
+        int rows = 100, cols = 2048; // a model-sized row: long loops are compiled differently from short ones
+        WeightMatrix w = MatMulTest.matrix(GgmlType.Q4_0, rows, cols, 2).repacked(arena);
+        for (int nTokens : new int[]{1, 4}) {
+            float[] x = MatMulTest.activations(nTokens * cols, 3), out = new float[rows * nTokens];
+            long allocated = Long.MAX_VALUE;
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (allocated >= 1024 && System.nanoTime() < deadline) {
+                long before = (Long) allocatedBytes.invoke(bean);
+                for (int i = 0; i < 50; i++) MatMul.matmul(KernelMode.VECTOR, pool2, w, x, 0, cols, nTokens, out, 0, rows);
+                allocated = (Long) allocatedBytes.invoke(bean) - before;
+            }
+            assertTrue(allocated < 1024, nTokens + " tokens: " + allocated + " bytes allocated by 50 calls");
+        }
+    }
+
+    static Random random(long seed) { return new Random(seed); }
+}
