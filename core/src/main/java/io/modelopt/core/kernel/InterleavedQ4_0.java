@@ -50,6 +50,7 @@ final class InterleavedQ4_0 {
     private static final int QUANTS = 512;
 
     static final long TOUCH_AHEAD = 16 << 10;
+    static final boolean TOUCH = Boolean.parseBoolean(System.getProperty("modelopt.q4touch", "true"));
 
     private static final VectorSpecies<Short> S = ShortVector.SPECIES_512;
     private static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_512;
@@ -111,11 +112,13 @@ final class InterleavedQ4_0 {
         FloatVector f0 = FloatVector.zero(Simd.F), f1 = f0;
         for (int b = 0; b < nb; b++) {
             long rec = base + (long) b * RECORD;
-            long ahead = Math.min(rec + TOUCH_AHEAD, touchLimit);
-            sink += m.get(ValueLayout.JAVA_BYTE, ahead) + m.get(ValueLayout.JAVA_BYTE, ahead + 64) + m.get(ValueLayout.JAVA_BYTE, ahead + 128)
-                    + m.get(ValueLayout.JAVA_BYTE, ahead + 192) + m.get(ValueLayout.JAVA_BYTE, ahead + 256) + m.get(ValueLayout.JAVA_BYTE, ahead + 320)
-                    + m.get(ValueLayout.JAVA_BYTE, ahead + 384) + m.get(ValueLayout.JAVA_BYTE, ahead + 448) + m.get(ValueLayout.JAVA_BYTE, ahead + 512)
-                    + m.get(ValueLayout.JAVA_BYTE, ahead + 576);
+            if (TOUCH) {
+                long ahead = Math.min(rec + TOUCH_AHEAD, touchLimit);
+                sink += m.get(ValueLayout.JAVA_BYTE, ahead) + m.get(ValueLayout.JAVA_BYTE, ahead + 64) + m.get(ValueLayout.JAVA_BYTE, ahead + 128)
+                        + m.get(ValueLayout.JAVA_BYTE, ahead + 192) + m.get(ValueLayout.JAVA_BYTE, ahead + 256) + m.get(ValueLayout.JAVA_BYTE, ahead + 320)
+                        + m.get(ValueLayout.JAVA_BYTE, ahead + 384) + m.get(ValueLayout.JAVA_BYTE, ahead + 448) + m.get(ValueLayout.JAVA_BYTE, ahead + 512)
+                        + m.get(ValueLayout.JAVA_BYTE, ahead + 576);
+            }
             int xo = xt + 32 * b;
             // a0 starts at -8·Σx: with it, Σ q·x (wrapping) becomes Σ (q-8)·x
             ShortVector a0 = ShortVector.broadcast(S, neg8[dt + b]), a1 = ShortVector.zero(S);

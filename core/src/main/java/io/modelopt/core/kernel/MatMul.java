@@ -55,20 +55,60 @@ public final class MatMul {
         }
         checkRange("x", x.length, xOffset, (long) (nTokens - 1) * xStride + cols);
         checkRange("out", out.length, outOffset, (long) (nTokens - 1) * outStride + rows);
-        FormatKernel kernel = kernel(mode, w);
+        run(mode, pool, x, xOffset, xStride, nTokens, w, out, outOffset, outStride, null, null, null, null);
+    }
+
+    /**
+     * Several matrices applied to the same input ({@code x[t*cols ..]}, {@code nTokens} tokens):
+     * {@code outI[t*rowsI + r] = Σ_k WI[r][k]·x_t[k]}, e.g. the Q, K and V projections or FFN gate and
+     * up. The activations are quantized once and all rows go to the pool in one call, which saves
+     * a synchronization per matrix in a decode step. {@code w2}/{@code out2} may be null. Matrices of
+     * different formats or widths are computed one after another.
+     */
+    public static void matmulSharedInput(ComputePool pool, float[] x, int nTokens, WeightMatrix w0, float[] out0,
+                                         WeightMatrix w1, float[] out1, WeightMatrix w2, float[] out2) {
+        KernelMode mode = KernelMode.DEFAULT;
+        boolean same = alike(w0, w1) && (w2 == null || alike(w0, w2));
+        if (!same || nTokens <= 0) {
+            matmul(pool, w0, x, nTokens, out0);
+            matmul(pool, w1, x, nTokens, out1);
+            if (w2 != null) matmul(pool, w2, x, nTokens, out2);
+            return;
+        }
+        int cols = w0.cols();
+        checkRange("x", x.length, 0, (long) nTokens * cols);
+        checkRange("out0", out0.length, 0, (long) nTokens * w0.rows());
+        checkRange("out1", out1.length, 0, (long) nTokens * w1.rows());
+        if (w2 != null) checkRange("out2", out2.length, 0, (long) nTokens * w2.rows());
+        run(mode, pool, x, 0, cols, nTokens, w0, out0, 0, w0.rows(), w1, out1, w2, out2);
+    }
+
+    /** Whether two matrices take the same path for any token count (so that fusing them changes no result). */
+    private static boolean alike(WeightMatrix a, WeightMatrix b) {
+        return a.cols() == b.cols() && a.type() == b.type() && a.isRepacked() == b.isRepacked() && (a.rows() >= Gemm.ROWS) == (b.rows() >= Gemm.ROWS);
+    }
+
+    /** One pool call over the rows of {@code w0} (and {@code w1}, {@code w2} when not null: same format and width, outputs unstrided). */
+    private static void run(KernelMode mode, ComputePool pool, float[] x, int xOffset, int xStride, int nTokens,
+                            WeightMatrix w0, float[] out0, int outOffset, int outStride,
+                            WeightMatrix w1, float[] out1, WeightMatrix w2, float[] out2) {
+        FormatKernel kernel = kernel(mode, w0);
         // Q4_1 stays on its dot product: ggml's Q8_1 sum term (half(d·Σq)) is not a product of decoded values.
-        boolean gemm = mode == KernelMode.VECTOR && nTokens >= Gemm.MIN_TOKENS && rows >= Gemm.ROWS && w.type() != GgmlType.Q4_1;
-        boolean packed = mode == KernelMode.VECTOR && !gemm && w.isRepacked();
+        int minRows = Math.min(w0.rows(), Math.min(w1 == null ? Integer.MAX_VALUE : w1.rows(), w2 == null ? Integer.MAX_VALUE : w2.rows()));
+        boolean gemm = mode == KernelMode.VECTOR && nTokens >= Gemm.MIN_TOKENS && minRows >= Gemm.ROWS && w0.type() != GgmlType.Q4_1;
+        boolean packed = mode == KernelMode.VECTOR && !gemm && w0.isRepacked();
+        int grain = gemm ? Gemm.ROWS : packed ? InterleavedQ4_0.ROWS : ROW_GRAIN;
         Call call = CALL.get();
-        call.set(kernel, w, x, xOffset, xStride, nTokens, out, outOffset, outStride, gemm, packed, pool.threads());
+        call.set(kernel, x, xOffset, xStride, nTokens, w0.cols(), gemm, packed, grain, pool.threads());
+        call.add(w0, out0, outOffset, outStride);
+        if (w1 != null) call.add(w1, out1, 0, w1.rows());
+        if (w2 != null) call.add(w2, out2, 0, w2.rows());
         try {
             if (kernel.activations() != Activations.Kind.F32 || gemm) {
                 if (nTokens >= 2 * pool.threads()) pool.parallelFor(nTokens, call.quantizeTask);
                 else call.activations.quantize(0, nTokens);
             }
-            int grain = gemm ? Gemm.ROWS : packed ? InterleavedQ4_0.ROWS : ROW_GRAIN;
-            call.grain = grain;
-            pool.parallelFor((rows + grain - 1) / grain, call.rowTask);
+            pool.parallelFor(call.units(), call.rowTask);
         } finally {
             call.clear();
         }
@@ -102,9 +142,11 @@ public final class MatMul {
     private static final class Call {
         final Activations activations = new Activations();
         FormatKernel kernel;
-        WeightMatrix w;
-        float[] out;
-        int outOffset, outStride;
+        /** The matrices of the call (1 to 3), their outputs, and the end of each one's units (row groups of {@link #grain}). */
+        final WeightMatrix[] ws = new WeightMatrix[3];
+        final float[][] outs = new float[3][];
+        final int[] outOffsets = new int[3], outStrides = new int[3], unitEnds = new int[3];
+        int count;
 
         int grain;
         boolean gemm, packed;
@@ -113,7 +155,14 @@ public final class MatMul {
 
         final ComputePool.RangeTask quantizeTask = (start, end, worker) -> activations.quantize(start, end);
         final ComputePool.RangeTask rowTask = (start, end, worker) -> {
-            int r0 = start * grain, r1 = Math.min(w.rows(), end * grain);
+            for (int i = 0; i < count; i++) {
+                int u0 = i == 0 ? 0 : unitEnds[i - 1];
+                int s = Math.max(start, u0), e = Math.min(end, unitEnds[i]);
+                if (s < e) rows(ws[i], outs[i], outOffsets[i], outStrides[i], (s - u0) * grain, Math.min(ws[i].rows(), (e - u0) * grain), worker);
+            }
+        };
+
+        private void rows(WeightMatrix w, float[] out, int outOffset, int outStride, int r0, int r1, int worker) {
             if (packed) {
                 // whole groups from the repacked copy, the rows after the last group in place
                 int split = Math.min(r1, w.packedRows());
@@ -125,25 +174,37 @@ public final class MatMul {
             } else {
                 kernel.compute(w, activations, r0, r1, out, outOffset, outStride);
             }
-        };
+        }
 
-        void set(FormatKernel kernel, WeightMatrix w, float[] x, int xOffset, int xStride, int nTokens, float[] out, int outOffset, int outStride,
-                 boolean gemm, boolean packed, int threads) {
+        void set(FormatKernel kernel, float[] x, int xOffset, int xStride, int nTokens, int cols,
+                 boolean gemm, boolean packed, int grain, int threads) {
             this.kernel = kernel;
-            this.w = w;
-            this.out = out;
-            this.outOffset = outOffset;
-            this.outStride = outStride;
             this.gemm = gemm;
             this.packed = packed;
+            this.grain = grain;
+            this.count = 0;
             if (gemm && panels.length < threads) panels = java.util.Arrays.copyOf(panels, threads);
-            activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, w.cols(), gemm, packed);
+            activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, cols, gemm, packed);
         }
+
+        void add(WeightMatrix w, float[] out, int outOffset, int outStride) {
+            ws[count] = w;
+            outs[count] = out;
+            outOffsets[count] = outOffset;
+            outStrides[count] = outStride;
+            unitEnds[count] = (count == 0 ? 0 : unitEnds[count - 1]) + (w.rows() + grain - 1) / grain;
+            count++;
+        }
+
+        int units() { return unitEnds[count - 1]; }
 
         /** Drops references to the caller's arrays and weights so they are not kept alive by the thread. */
         void clear() {
-            w = null;
-            out = null;
+            for (int i = 0; i < ws.length; i++) {
+                ws[i] = null;
+                outs[i] = null;
+            }
+            count = 0;
             activations.x = null;
         }
     }

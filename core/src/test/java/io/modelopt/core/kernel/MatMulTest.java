@@ -354,4 +354,32 @@ class MatMulTest {
             assertTrue(allocated < 1024, t + " " + nTokens + " tokens: " + allocated + " bytes allocated by 50 calls");
         }
     }
+
+    /** The fused form (one activation quantization, one pool call) gives the same floats as separate calls. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("types")
+    void sharedInputEqualsSeparateCalls(GgmlType t) {
+        int cols = colsFor(t)[1];
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+            for (int nTokens : new int[]{1, 3, 20}) {
+                WeightMatrix a = matrix(t, 64, cols, 1).repacked(arena), b = matrix(t, 40, cols, 2).repacked(arena), c = matrix(t, 7, cols, 3);
+                float[] x = activations(nTokens * cols, 4);
+                float[] oa = new float[nTokens * 64], ob = new float[nTokens * 40], oc = new float[nTokens * 7];
+                float[] ea = new float[nTokens * 64], eb = new float[nTokens * 40], ec = new float[nTokens * 7];
+                MatMul.matmul(pool3, a, x, nTokens, ea);
+                MatMul.matmul(pool3, b, x, nTokens, eb);
+                MatMul.matmul(pool3, c, x, nTokens, ec);
+                MatMul.matmulSharedInput(pool3, x, nTokens, a, oa, b, ob, c, oc);
+                String where = t + " " + nTokens + " tokens";
+                assertArrayEquals(ea, oa, 0f, where);
+                assertArrayEquals(eb, ob, 0f, where);
+                assertArrayEquals(ec, oc, 0f, where);
+                java.util.Arrays.fill(oa, 0f);
+                java.util.Arrays.fill(ob, 0f);
+                MatMul.matmulSharedInput(pool2, x, nTokens, a, oa, b, ob, null, null);
+                assertArrayEquals(ea, oa, 0f, where + " (two matrices)");
+                assertArrayEquals(eb, ob, 0f, where + " (two matrices)");
+            }
+        }
+    }
 }
