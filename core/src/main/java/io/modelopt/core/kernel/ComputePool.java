@@ -34,6 +34,9 @@ public final class ComputePool implements AutoCloseable {
     // The current job; written by the caller before the generation bump, read by workers after it.
     private RangeTask task;
     private int n;
+    /** Dynamic calls: pieces of this many indices are taken from {@link #next}; 0 for a static split. */
+    private int piece;
+    private final AtomicInteger next = new AtomicInteger();
     private volatile int generation;
     private final AtomicInteger pending = new AtomicInteger();
     private volatile Throwable failure;
@@ -62,6 +65,21 @@ public final class ComputePool implements AutoCloseable {
      * are done. Workers whose chunk is empty (n < threads) do not call the task.
      */
     public void parallelFor(int n, RangeTask task) {
+        parallelFor(n, 0, task);
+    }
+
+    /**
+     * As {@link #parallelFor(int, RangeTask)}, but the threads take pieces of {@code piece} indices
+     * from a shared counter until none are left, so that a thread slowed down (by memory, by the
+     * serial work of the caller, by the OS) does not hold the others up. Which thread runs an index
+     * changes from call to call: the task's result for an index must not depend on the thread.
+     */
+    public void parallelForDynamic(int n, int piece, RangeTask task) {
+        if (piece < 1) throw new IllegalArgumentException("piece must be >= 1, got " + piece);
+        parallelFor(n, piece, task);
+    }
+
+    private void parallelFor(int n, int piece, RangeTask task) {
         if (n < 0) throw new IllegalArgumentException("n must be >= 0, got " + n);
         if (n == 0) return;
         if (closed) throw new IllegalStateException("ComputePool is closed");
@@ -75,16 +93,18 @@ public final class ComputePool implements AutoCloseable {
         synchronized (callLock) {
             caller = Thread.currentThread();
             try {
-                run(n, task);
+                run(n, piece, task);
             } finally {
                 caller = null;
             }
         }
     }
 
-    private void run(int n, RangeTask task) {
+    private void run(int n, int piece, RangeTask task) {
         this.task = task;
         this.n = n;
+        this.piece = piece;
+        next.set(0);
         this.failure = null;
         pending.set(workers.length);
         generation++; // volatile write publishes task and n
@@ -93,8 +113,11 @@ public final class ComputePool implements AutoCloseable {
         }
         Throwable own = null;
         try {
-            int end = chunkStart(n, threads, 1);
-            if (end > 0) task.run(0, end, 0);
+            if (piece > 0) runPieces(0);
+            else {
+                int end = chunkStart(n, threads, 1);
+                if (end > 0) task.run(0, end, 0);
+            }
         } catch (Throwable t) {
             own = t;
         }
@@ -116,6 +139,12 @@ public final class ComputePool implements AutoCloseable {
             if (t instanceof Error e) throw e;
             throw new IllegalStateException("compute task failed", t);
         }
+    }
+
+    /** Takes pieces of the current dynamic call until the counter passes n. */
+    private void runPieces(int worker) {
+        int s;
+        while ((s = next.getAndAdd(piece)) < n) task.run(s, Math.min(n, s + piece), worker);
     }
 
     /** Stops the worker threads; later {@link #parallelFor} calls fail. Idempotent. */
@@ -166,8 +195,11 @@ public final class ComputePool implements AutoCloseable {
                 if (g == seen) return; // closed
                 seen = g;
                 try {
-                    int start = chunkStart(n, threads, index), end = chunkStart(n, threads, index + 1);
-                    if (start < end) task.run(start, end, index);
+                    if (piece > 0) runPieces(index);
+                    else {
+                        int start = chunkStart(n, threads, index), end = chunkStart(n, threads, index + 1);
+                        if (start < end) task.run(start, end, index);
+                    }
                 } catch (Throwable t) {
                     if (failure == null) failure = t;
                 } finally {

@@ -97,9 +97,9 @@ public final class MatMul {
         int minRows = Math.min(w0.rows(), Math.min(w1 == null ? Integer.MAX_VALUE : w1.rows(), w2 == null ? Integer.MAX_VALUE : w2.rows()));
         boolean gemm = mode == KernelMode.VECTOR && nTokens >= Gemm.MIN_TOKENS && minRows >= Gemm.ROWS && w0.type() != GgmlType.Q4_1;
         boolean packed = mode == KernelMode.VECTOR && !gemm && w0.isRepacked();
-        int grain = gemm ? Gemm.ROWS : packed ? InterleavedQ4_0.ROWS : ROW_GRAIN;
+        int grain = gemm ? Gemm.ROWS : packed ? w0.packedGroupRows() : ROW_GRAIN;
         Call call = CALL.get();
-        call.set(kernel, x, xOffset, xStride, nTokens, w0.cols(), gemm, packed, grain, pool.threads());
+        call.set(kernel, x, xOffset, xStride, nTokens, w0.cols(), gemm, packed, packed && w0.type() == GgmlType.Q4_0, grain, pool.threads());
         call.add(w0, out0, outOffset, outStride);
         if (w1 != null) call.add(w1, out1, 0, w1.rows());
         if (w2 != null) call.add(w2, out2, 0, w2.rows());
@@ -108,7 +108,9 @@ public final class MatMul {
                 if (nTokens >= 2 * pool.threads()) pool.parallelFor(nTokens, call.quantizeTask);
                 else call.activations.quantize(0, nTokens);
             }
-            pool.parallelFor(call.units(), call.rowTask);
+            // dynamic pieces (about 8 per thread) so that the thread that also does the caller's serial work does not hold up the call
+            int units = call.units();
+            pool.parallelForDynamic(units, Math.max(1, units / (8 * pool.threads())), call.rowTask);
         } finally {
             call.clear();
         }
@@ -166,7 +168,10 @@ public final class MatMul {
             if (packed) {
                 // whole groups from the repacked copy, the rows after the last group in place
                 int split = Math.min(r1, w.packedRows());
-                if (r0 < split) InterleavedQ4_0.compute(w.packed(), w.cols() / 32, activations, r0 / InterleavedQ4_0.ROWS, split / InterleavedQ4_0.ROWS, out, outOffset, outStride);
+                if (r0 < split) {
+                    if (w.type() == GgmlType.Q4_0) InterleavedQ4_0.compute(w.packed(), w.cols() / 32, activations, r0 / grain, split / grain, out, outOffset, outStride);
+                    else InterleavedQ8_0.compute(w.packed(), w.cols() / 32, activations, r0 / grain, split / grain, out, outOffset, outStride);
+                }
                 if (split < r1) kernel.compute(w, activations, Math.max(r0, split), r1, out, outOffset, outStride);
             } else if (gemm) {
                 float[] panel = panels[worker] = Gemm.panel(panels[worker], w.cols());
@@ -177,14 +182,14 @@ public final class MatMul {
         }
 
         void set(FormatKernel kernel, float[] x, int xOffset, int xStride, int nTokens, int cols,
-                 boolean gemm, boolean packed, int grain, int threads) {
+                 boolean gemm, boolean packed, boolean q4Activations, int grain, int threads) {
             this.kernel = kernel;
             this.gemm = gemm;
             this.packed = packed;
             this.grain = grain;
             this.count = 0;
             if (gemm && panels.length < threads) panels = java.util.Arrays.copyOf(panels, threads);
-            activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, cols, gemm, packed);
+            activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, cols, gemm, q4Activations);
         }
 
         void add(WeightMatrix w, float[] out, int outOffset, int outStride) {

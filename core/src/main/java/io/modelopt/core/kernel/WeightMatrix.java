@@ -83,26 +83,37 @@ public final class WeightMatrix {
     /** Whether this matrix has a repacked copy for the decode kernels ({@link #repacked}). */
     public boolean isRepacked() { return packed != null; }
 
-    /** Whether {@link #repacked} would make a copy: Q4_0 with at least one whole group of rows. */
+    /** Whether {@link #repacked} would make a copy: Q4_0 or Q8_0 with at least one whole group of rows. */
     public boolean canRepack() {
-        return packed == null && tensor.type() == GgmlType.Q4_0 && rows >= InterleavedQ4_0.ROWS;
+        if (packed != null || cols % 32 != 0) return false;
+        return switch (tensor.type()) {
+            case Q4_0 -> rows >= InterleavedQ4_0.ROWS;
+            case Q8_0 -> rows >= InterleavedQ8_0.ROWS;
+            default -> false;
+        };
     }
 
     /**
      * This matrix with a repacked copy of its weights, allocated in {@code arena} (which owns it):
-     * Q4_0 rows interleaved 32 at a time ({@link InterleavedQ4_0}), used by the Vector API kernels
+     * Q4_0 rows interleaved 32 at a time ({@link InterleavedQ4_0}), Q8_0 rows 16 at a time
+     * ({@link InterleavedQ8_0}), used by the Vector API kernels
      * for calls of fewer tokens than the prefill GEMM takes; the GEMM, the scalar kernels and
      * {@link #dequantizeRow} keep reading the tensor in place. Returns {@code this} when
      * {@link #canRepack()} is false.
      */
     public WeightMatrix repacked(Arena arena) {
         if (!canRepack()) return this;
-        return new WeightMatrix(tensor, InterleavedQ4_0.pack(this, arena), InterleavedQ4_0.packedRows(rows));
+        return tensor.type() == GgmlType.Q4_0
+                ? new WeightMatrix(tensor, InterleavedQ4_0.pack(this, arena), InterleavedQ4_0.packedRows(rows))
+                : new WeightMatrix(tensor, InterleavedQ8_0.pack(this, arena), InterleavedQ8_0.packedRows(rows));
     }
 
     MemorySegment packed() { return packed; }
 
     int packedRows() { return packedRows; }
+
+    /** Rows per group of the repacked layout (the row grain of its kernel). */
+    int packedGroupRows() { return tensor.type() == GgmlType.Q4_0 ? InterleavedQ4_0.ROWS : InterleavedQ8_0.ROWS; }
 
     /** Dequantizes row {@code row} into {@code dst[off .. off+cols)} (embedding lookup), with the format's reference decoder. */
     public void dequantizeRow(int row, float[] dst, int off) {

@@ -58,7 +58,7 @@ public final class LlamaRunner implements ModelRunner {
 
     private final ModelConfig config;
     private final RunnerOptions options;
-    /** System property: {@code false} keeps Q4_0 weights in place instead of repacking them for decode. */
+    /** System property: {@code false} keeps Q4_0 and Q8_0 weights in place instead of repacking them for decode. */
     public static final String REPACK_PROPERTY = "modelopt.repack";
 
     private final LlamaWeights weights;
@@ -163,13 +163,13 @@ public final class LlamaRunner implements ModelRunner {
         this.denseKeys = new float[Math.multiplyExact(densePositions, kvDim)];
         this.denseValues = new float[densePositions * kvDim];
         this.rowScratch = new float[options.threads()][kvDim];
-        // the decode kernels' repacked Q4_0 copies (Vector API only; -Dmodelopt.repack=false reads every weight in place)
+        // the decode kernels' repacked Q4_0/Q8_0 copies (Vector API only; -Dmodelopt.repack=false reads every weight in place)
         boolean repack = mode == KernelMode.VECTOR && Boolean.parseBoolean(System.getProperty(REPACK_PROPERTY, "true")) && bound.canRepack();
         this.packArena = repack ? Arena.ofShared() : null;
         try {
             long t0 = System.nanoTime();
             this.weights = repack ? bound.repacked(packArena) : bound;
-            if (repack) LOG.info("repacked Q4_0 weights for decode: {} bytes in {} ms", weights.repackedBytes(), (System.nanoTime() - t0) / 1_000_000);
+            if (repack) LOG.info("repacked Q4_0/Q8_0 weights for decode: {} bytes in {} ms", weights.repackedBytes(), (System.nanoTime() - t0) / 1_000_000);
         } catch (RuntimeException | Error e) {
             if (packArena != null) packArena.close();
             if (ownsPool) pool.close();

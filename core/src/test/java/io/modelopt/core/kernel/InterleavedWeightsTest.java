@@ -12,7 +12,6 @@ import io.modelopt.core.tensor.TensorData;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -20,11 +19,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The repacked Q4_0 decode kernel ({@link InterleavedQ4_0}) through {@link MatMul}, against the same
- * float64 reference as {@link MatMulTest}: row counts with and without a tail after the last
- * 32-row group, 1 to 9 tokens, 1 to 3 threads.
+ * The repacked decode kernels ({@link InterleavedQ4_0}, {@link InterleavedQ8_0}) through
+ * {@link MatMul}, against the same float64 reference as {@link MatMulTest}: row counts with and
+ * without a tail after the last group, 1 to 9 tokens, 1 to 3 threads.
  */
-class InterleavedQ4_0Test {
+class InterleavedWeightsTest {
     static ComputePool pool1, pool2, pool3;
     Arena arena;
 
@@ -53,9 +52,10 @@ class InterleavedQ4_0Test {
         if (arena != null) arena.close();
     }
 
-    @Test
-    void matchesFloat64Reference() {
-        int[][] shapes = {{32, 32}, {44, 96}, {101, 160}, {64, 480}, {96, 2048}};
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    void matchesFloat64Reference(GgmlType type) {
+        int[][] shapes = {{32, 32}, {44, 96}, {101, 160}, {64, 480}, {96, 2048}, {16, 64}, {23, 96}};
         int[] tokenCounts = {1, 2, 5, 9};
         ComputePool[] pools = {pool1, pool2, pool3};
         long seed = 500;
@@ -63,15 +63,15 @@ class InterleavedQ4_0Test {
             for (int nTokens : tokenCounts) {
                 seed++;
                 int rows = s[0], cols = s[1];
-                WeightMatrix plain = MatMulTest.matrix(GgmlType.Q4_0, rows, cols, seed);
+                WeightMatrix plain = MatMulTest.matrix(type, rows, cols, seed);
                 WeightMatrix w = plain.repacked(arena);
-                assertTrue(w.isRepacked());
+                assertEquals(rows >= (type == GgmlType.Q4_0 ? 32 : 16), w.isRepacked());
                 float[] x = MatMulTest.activations(nTokens * cols, seed * 3);
                 float[] out = new float[nTokens * rows];
                 MatMul.matmul(KernelMode.VECTOR, pools[(int) (seed % 3)], w, x, 0, cols, nTokens, out, 0, rows);
                 double[][] ref = MatMulTest.reference(plain, x, 0, cols, nTokens);
                 for (int i = 0; i < out.length; i++) {
-                    String where = rows + "x" + cols + " tokens " + nTokens + " out[" + i + "]";
+                    String where = type + " " + rows + "x" + cols + " tokens " + nTokens + " out[" + i + "]";
                     assertEquals(ref[0][i], out[i], MatMulTest.ACCUMULATION_TOLERANCE * ref[1][i] + 1e-30, where);
                 }
             }
@@ -101,9 +101,10 @@ class InterleavedQ4_0Test {
         }
     }
 
-    @Test
-    void threadCountsGiveIdenticalResults() {
-        WeightMatrix w = MatMulTest.matrix(GgmlType.Q4_0, 140, 480, 9).repacked(arena);
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    void threadCountsGiveIdenticalResults(GgmlType type) {
+        WeightMatrix w = MatMulTest.matrix(type, 140, 480, 9).repacked(arena);
         float[] x = MatMulTest.activations(3 * 480, 10);
         float[] a = new float[3 * 140], b = new float[3 * 140], c = new float[3 * 140];
         MatMul.matmul(KernelMode.VECTOR, pool1, w, x, 0, 480, 3, a, 0, 140);
@@ -112,12 +113,13 @@ class InterleavedQ4_0Test {
         assertTrue(java.util.Arrays.equals(a, b) && java.util.Arrays.equals(a, c));
     }
 
-    @Test
-    void nanPropagates() {
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    void nanPropagates(GgmlType type) {
         int rows = 64, cols = 96;
-        WeightMatrix plain = MatMulTest.matrix(GgmlType.Q4_0, rows, cols, 12);
+        WeightMatrix plain = MatMulTest.matrix(type, rows, cols, 12);
         // a NaN scale in row 5's second block, before repacking
-        plain.tensor().data().set(ValueLayout.JAVA_SHORT_UNALIGNED, 5 * plain.rowBytes() + 18, (short) 0x7E00);
+        plain.tensor().data().set(ValueLayout.JAVA_SHORT_UNALIGNED, 5 * plain.rowBytes() + type.bytesFor(32), (short) 0x7E00);
         WeightMatrix w = plain.repacked(arena);
         float[] x = MatMulTest.activations(2 * cols, 13);
         float[] out = new float[2 * rows];
@@ -131,7 +133,7 @@ class InterleavedQ4_0Test {
     }
 
     @Test
-    void onlyQ4_0WithAWholeGroupIsRepacked() {
+    void onlyQ4_0AndQ8_0WithAWholeGroupAreRepacked() {
         WeightMatrix q4 = MatMulTest.matrix(GgmlType.Q4_0, 70, 64, 1);
         WeightMatrix r = q4.repacked(arena);
         assertEquals(0, q4.residentBytes());
@@ -139,17 +141,20 @@ class InterleavedQ4_0Test {
         assertSame(r, r.repacked(arena));
         WeightMatrix small = MatMulTest.matrix(GgmlType.Q4_0, 31, 64, 1);
         assertSame(small, small.repacked(arena));
-        WeightMatrix q8 = MatMulTest.matrix(GgmlType.Q8_0, 64, 64, 1);
-        assertSame(q8, q8.repacked(arena));
-        assertFalse(q8.canRepack());
+        WeightMatrix q8 = MatMulTest.matrix(GgmlType.Q8_0, 40, 64, 1);
+        assertEquals(2L * 2 * InterleavedQ8_0.RECORD, q8.repacked(arena).residentBytes(), "2 groups x 2 blocks");
+        WeightMatrix q6 = MatMulTest.matrix(GgmlType.Q6_K, 64, 256, 1);
+        assertSame(q6, q6.repacked(arena));
+        assertFalse(q6.canRepack());
     }
 
-    @Test
-    void steadyStateCallsDoNotAllocate() throws ReflectiveOperationException {
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    void steadyStateCallsDoNotAllocate(GgmlType type) throws ReflectiveOperationException {
         Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
         java.lang.reflect.Method allocatedBytes = Class.forName("com.sun.management.ThreadMXBean").getMethod("getCurrentThreadAllocatedBytes");
         int rows = 100, cols = 2048; // a model-sized row: long loops are compiled differently from short ones
-        WeightMatrix w = MatMulTest.matrix(GgmlType.Q4_0, rows, cols, 2).repacked(arena);
+        WeightMatrix w = MatMulTest.matrix(type, rows, cols, 2).repacked(arena);
         for (int nTokens : new int[]{1, 4}) {
             float[] x = MatMulTest.activations(nTokens * cols, 3), out = new float[rows * nTokens];
             long allocated = Long.MAX_VALUE;
@@ -159,9 +164,8 @@ class InterleavedQ4_0Test {
                 for (int i = 0; i < 50; i++) MatMul.matmul(KernelMode.VECTOR, pool2, w, x, 0, cols, nTokens, out, 0, rows);
                 allocated = (Long) allocatedBytes.invoke(bean) - before;
             }
-            assertTrue(allocated < 1024, nTokens + " tokens: " + allocated + " bytes allocated by 50 calls");
+            assertTrue(allocated < 1024, type + " " + nTokens + " tokens: " + allocated + " bytes allocated by 50 calls");
         }
     }
 
-    static Random random(long seed) { return new Random(seed); }
 }

@@ -1,0 +1,90 @@
+package io.modelopt.core.kernel;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * Q8_0 weights repacked at load so that one float lane is one weight row, for the decode-sized
+ * matmuls (the counterpart of {@link InterleavedQ4_0}).
+ *
+ * <p><b>Layout.</b> Rows in groups of {@link #ROWS} = 16. For each group and 32-column block
+ * {@code b} one 576-byte record: 32 × 16 bytes of quants, column after column (byte
+ * {@code 16k + r} is row {@code r}'s quant of column {@code 32b + k}), then the 16 rows' scales as
+ * floats. Rows after the last whole group are computed in place by {@link Q8_0Kernel}.
+ *
+ * <p><b>Arithmetic.</b> Per block, four float accumulators collect {@code q_w·q_x} over the
+ * columns (every product and partial sum is an integer below 2^24, so exact: ggml's
+ * {@code sumi}); their sum is scaled by {@code dw·dx} into the row's accumulator, block after
+ * block. One column of 16 rows costs a widening load, a conversion and an FMA with the broadcast
+ * activation, and no horizontal sum is left at the end.
+ */
+final class InterleavedQ8_0 {
+    private InterleavedQ8_0() {}
+
+    static final int ROWS = 16;
+    static final int RECORD = 576;
+    private static final int QUANTS = 512;
+
+    static int packedRows(int rows) {
+        return rows / ROWS * ROWS;
+    }
+
+    static long packedBytes(int rows, int cols) {
+        return (long) (rows / ROWS) * (cols / 32) * RECORD;
+    }
+
+    static MemorySegment pack(WeightMatrix w, Arena arena) {
+        int groups = w.rows() / ROWS, nb = w.cols() / 32;
+        MemorySegment src = w.data(), dst = arena.allocate(packedBytes(w.rows(), w.cols()), 64);
+        long rowBytes = w.rowBytes();
+        for (int g = 0; g < groups; g++) {
+            for (int b = 0; b < nb; b++) {
+                long rec = ((long) g * nb + b) * RECORD;
+                for (int r = 0; r < ROWS; r++) {
+                    long blk = (long) (g * ROWS + r) * rowBytes + (long) b * Q8_0Kernel.BLOCK_BYTES;
+                    dst.set(WeightData.FLOAT, rec + QUANTS + 4L * r, WeightData.half(src, blk));
+                    for (int k = 0; k < 32; k++) dst.set(ValueLayout.JAVA_BYTE, rec + 16L * k + r, src.get(ValueLayout.JAVA_BYTE, blk + 2 + k));
+                }
+            }
+        }
+        return dst;
+    }
+
+    /** Groups {@code [g0, g1)} for every token of {@code a} (Q8_0 activations). */
+    static void compute(MemorySegment m, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride) {
+        for (int g = g0; g < g1; g++) {
+            long base = (long) g * nb * RECORD;
+            for (int t = 0; t < a.nTokens; t++) group(m, base, nb, a, t, out, outOff + t * outStride + g * ROWS);
+        }
+    }
+
+    private static void group(MemorySegment m, long base, int nb, Activations a, int t, float[] out, int o) {
+        float[] x = a.q, d = a.d;
+        int xt = t * a.cols, dt = t * a.blocks;
+        FloatVector acc = FloatVector.zero(Simd.F);
+        for (int b = 0; b < nb; b++) {
+            long rec = base + (long) b * RECORD;
+            int xo = xt + 32 * b;
+            FloatVector p0 = FloatVector.zero(Simd.F), p1 = p0, p2 = p0, p3 = p0;
+            for (int k = 0; k < 32; k += 4) {
+                long at = rec + 16L * k;
+                FloatVector w0 = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector w1 = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector w2 = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector w3 = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                p0 = w0.fma(FloatVector.broadcast(Simd.F, x[xo + k]), p0);
+                p1 = w1.fma(FloatVector.broadcast(Simd.F, x[xo + k + 1]), p1);
+                p2 = w2.fma(FloatVector.broadcast(Simd.F, x[xo + k + 2]), p2);
+                p3 = w3.fma(FloatVector.broadcast(Simd.F, x[xo + k + 3]), p3);
+            }
+            FloatVector sumi = p0.add(p1).add(p2.add(p3));
+            acc = sumi.fma(FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS, Simd.LE).mul(d[dt + b]), acc);
+        }
+        acc.intoArray(out, o);
+    }
+}
