@@ -45,7 +45,10 @@ final class Activations {
     /**
      * For the prefill GEMM ({@link Gemm}): the activations as the dot products see them
      * (quantized values times their scale, or the F32 values), transposed to
-     * {@code xt[k * tPad + t]} so that one vector holds 16 tokens of one column; tokens from
+     * tiles of {@link Gemm#TILE} tokens: token {@code t} of column {@code k} is at
+     * {@link #xtIndex}{@code (k, t)} = {@code t0·cols + k·W + (t - t0)} with {@code t0} its tile's
+     * first token and {@code W} the tile's width (32, or 16 for a last half tile), so that one
+     * vector holds 16 tokens of one column and each tile is one contiguous stream; tokens from
      * {@code nTokens} to {@code tPad} are zero.
      */
     boolean transposed;
@@ -90,7 +93,7 @@ final class Activations {
             tPad = (nTokens + Gemm.TOKEN_GRAIN - 1) / Gemm.TOKEN_GRAIN * Gemm.TOKEN_GRAIN;
             xt = grow(xt, cols * tPad);
             for (int k = 0; k < cols; k++) {
-                for (int t = nTokens; t < tPad; t++) xt[k * tPad + t] = 0;
+                for (int t = nTokens; t < tPad; t++) xt[xtIndex(k, t)] = 0;
             }
         }
     }
@@ -130,14 +133,21 @@ final class Activations {
         if (transposed) transpose(t0, t1);
     }
 
-    /** Fills {@code xt} for tokens {@code [t0, t1)}: column by column, so the writes run contiguously over the tokens. */
+    /** Where token {@code t} of column {@code k} is in {@link #xt}. */
+    int xtIndex(int k, int t) {
+        int t0 = t / Gemm.TILE * Gemm.TILE, w = Math.min(Gemm.TILE, tPad - t0);
+        return t0 * cols + k * w + (t - t0);
+    }
+
+    /** Fills {@code xt} for tokens {@code [t0, t1)}: column by column, so the writes run contiguously over the tokens of a tile. */
     private void transpose(int t0, int t1) {
         for (int k = 0; k < cols; k++) {
-            int dst = k * tPad;
-            switch (kind) {
-                case F32 -> { for (int t = t0; t < t1; t++) xt[dst + t] = x[xOff + t * xStride + k]; }
-                case Q8_0, Q8_1 -> { for (int t = t0; t < t1; t++) xt[dst + t] = q[t * cols + k] * d[t * blocks + k / 32]; }
-                case Q8_K -> { for (int t = t0; t < t1; t++) xt[dst + t] = q[t * cols + k] * d[t * blocks + k / 256]; }
+            for (int t = t0; t < t1; t++) {
+                xt[xtIndex(k, t)] = switch (kind) {
+                    case F32 -> x[xOff + t * xStride + k];
+                    case Q8_0, Q8_1 -> q[t * cols + k] * d[t * blocks + k / 32];
+                    case Q8_K -> q[t * cols + k] * d[t * blocks + k / 256];
+                };
             }
         }
     }

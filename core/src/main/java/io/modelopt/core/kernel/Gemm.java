@@ -21,6 +21,14 @@ final class Gemm {
     static final int ROWS = 8;
     /** Tokens per vector; {@link Activations#tPad} is a multiple of it. */
     static final int TOKEN_GRAIN = 16;
+    /** Tokens per tile of the transposed activations ({@link Activations#xtIndex}). */
+    static final int TILE = 2 * TOKEN_GRAIN;
+    /**
+     * Largest transposed activation block ({@code cols · tPad} floats) kept across panels; beyond
+     * it the loops run token tile first. Half the 2 MiB L2 of the machine it was tuned on (JMH
+     * {@code MatMulBenchmark}, Q8_0 2048×5632, 128 tokens, 1 thread: 40 GFLOPS before, see PERFORMANCE.md).
+     */
+    static final long X_CACHE_BYTES = Long.getLong("modelopt.gemm.xCacheBytes", 1L << 20);
     /**
      * Calls with at least this many tokens take the GEMM path (below it the per-token kernels
      * win). System property {@code modelopt.gemm.minTokens}: a large value keeps every call on the
@@ -43,22 +51,38 @@ final class Gemm {
                         float[] out, int outOff, int outStride, float[] panel) {
         int cols = w.cols();
         int r = rowStart;
-        for (; r + ROWS <= rowEnd; r += ROWS) {
-            kernel.dequantizeRows(w, r, ROWS, panel);
-            int t = 0;
-            for (; t + 2 * TOKEN_GRAIN <= a.tPad; t += 2 * TOKEN_GRAIN) block8x32(panel, cols, a, t, r, out, outOff, outStride);
-            if (t < a.tPad) block8x16(panel, cols, a, t, r, out, outOff, outStride);
+        if ((long) cols * a.tPad * Float.BYTES <= X_CACHE_BYTES) {
+            // the transposed activations stay in L2 while every token tile passes over a panel
+            for (; r + ROWS <= rowEnd; r += ROWS) {
+                kernel.dequantizeRows(w, r, ROWS, panel);
+                int t = 0;
+                for (; t + 2 * TOKEN_GRAIN <= a.tPad; t += 2 * TOKEN_GRAIN) block8x32(panel, cols, a, t, r, out, outOff, outStride);
+                if (t < a.tPad) block8x16(panel, cols, a, t, r, out, outOff, outStride);
+            }
+        } else {
+            // too large for L2 (e.g. FFN down at 128 tokens: 5632 × 128 floats): one token tile at a
+            // time over all panels, so that only that tile's columns (cols × 128 bytes) are live; each
+            // panel is decoded once per tile, which costs far less than missing L2 on every column
+            for (int t = 0; t < a.tPad; ) {
+                boolean wide = t + 2 * TOKEN_GRAIN <= a.tPad;
+                for (r = rowStart; r + ROWS <= rowEnd; r += ROWS) {
+                    kernel.dequantizeRows(w, r, ROWS, panel);
+                    if (wide) block8x32(panel, cols, a, t, r, out, outOff, outStride);
+                    else block8x16(panel, cols, a, t, r, out, outOff, outStride);
+                }
+                t += wide ? 2 * TOKEN_GRAIN : TOKEN_GRAIN;
+            }
         }
         if (r < rowEnd) kernel.compute(w, a, r, rowEnd, out, outOff, outStride);
     }
 
     private static void block8x32(float[] p, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
         float[] xt = a.xt;
-        int tp = a.tPad;
+        int xb = t0 * cols; // the tile's stream (Activations.xtIndex)
         FloatVector c00 = FloatVector.zero(Simd.F), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
         FloatVector c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
         for (int k = 0; k < cols; k++) {
-            FloatVector x0 = FloatVector.fromArray(Simd.F, xt, k * tp + t0), x1 = FloatVector.fromArray(Simd.F, xt, k * tp + t0 + 16);
+            FloatVector x0 = FloatVector.fromArray(Simd.F, xt, xb + 32 * k), x1 = FloatVector.fromArray(Simd.F, xt, xb + 32 * k + 16);
             FloatVector w = FloatVector.broadcast(Simd.F, p[k]);
             c00 = w.fma(x0, c00);
             c01 = w.fma(x1, c01);
@@ -105,10 +129,10 @@ final class Gemm {
 
     private static void block8x16(float[] p, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
         float[] xt = a.xt;
-        int tp = a.tPad;
+        int xb = t0 * cols; // the tile's stream (Activations.xtIndex)
         FloatVector c0 = FloatVector.zero(Simd.F), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
         for (int k = 0; k < cols; k++) {
-            FloatVector x0 = FloatVector.fromArray(Simd.F, xt, k * tp + t0);
+            FloatVector x0 = FloatVector.fromArray(Simd.F, xt, xb + 16 * k);
             c0 = FloatVector.broadcast(Simd.F, p[k]).fma(x0, c0);
             c1 = FloatVector.broadcast(Simd.F, p[cols + k]).fma(x0, c1);
             c2 = FloatVector.broadcast(Simd.F, p[2 * cols + k]).fma(x0, c2);
