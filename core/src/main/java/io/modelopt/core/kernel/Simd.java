@@ -38,12 +38,7 @@ final class Simd {
     /** Lane indices plus 12: the shifts that bring bit {@code 16 + lane} of a Q5_0 {@code qh} to bit 4. */
     static final IntVector IOTA_PLUS_12 = IOTA.add(12);
 
-    /**
-     * Half floats to floats in registers: with {@code e} the 15 exponent-and-mantissa bits,
-     * {@code intBitsToFloat(e << 13) · 2^112} is exact for normals and subnormals; infinities
-     * and NaNs ({@code e >= 0x7C00}) get the all-ones float exponent; then the sign is put back.
-     */
-    static final float HALF_SCALE = 0x1p112f;
+    // Half floats are widened by a plain Float.float16ToFloat loop, which the JIT vectorizes (F16Kernel.widen).
 
     /**
      * Permutations for summing the 16 lanes in a fixed pairwise order, written out in each kernel:
