@@ -18,8 +18,8 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Results must not depend on whether the JIT has compiled a method yet: the Vector API lets
  * {@code reduceLanes(ADD)} and {@code lanewise(EXP)} differ between the intrinsic and the Java
  * fallback (a tree vs a sequential sum, SVML vs {@code Math.exp}), so a run's logits would change
- * with warm-up. Sums are therefore reduced lane by lane in a fixed order ({@link #sumLanes}) and
- * exponentials are {@link GgmlExp}'s polynomial of FMAs ({@link #exp}), which every tier computes
+ * with warm-up. Sums are therefore reduced lane by lane in a fixed order (lane 0 first, written out where needed) and
+ * exponentials are {@link GgmlExp}'s polynomial of FMAs (in {@link #expShift} and {@link #siluMul}), which every tier computes
  * identically, lane for lane equal to {@link GgmlExp#expf}.
  */
 final class ElementwiseVector {
@@ -67,7 +67,8 @@ final class ElementwiseVector {
             FloatVector k = FloatVector.fromMemorySegment(SPECIES, seg, byteOff + 4L * i, ByteOrder.LITTLE_ENDIAN);
             acc = k.fma(FloatVector.fromArray(SPECIES, q, qOff + i), acc);
         }
-        float s = sumLanes(acc);
+        float s = 0;
+        for (int l = 0; l < LANES; l++) s += acc.lane(l); // lane 0 first (see the class comment)
         for (; i < n; i++) s += q[qOff + i] * seg.get(AttentionKernel.F32, byteOff + 4L * i);
         return s;
     }
@@ -83,43 +84,33 @@ final class ElementwiseVector {
         for (; i < n; i++) out[outOff + i] += a * seg.get(AttentionKernel.F32, byteOff + 4L * i);
     }
 
-    /** Σ of the lanes, lane 0 first: the same value whether or not the JIT has intrinsified the code. */
-    static float sumLanes(FloatVector v) {
-        float s = 0;
-        for (int l = 0; l < LANES; l++) s += v.lane(l);
-        return s;
-    }
 
 
-    /** {@link GgmlExp#expf} on every lane. */
-    static FloatVector exp(FloatVector x) {
-        FloatVector z = x.fma(GgmlExp.LOG2E, GgmlExp.SHIFT);
-        FloatVector n = z.sub(GgmlExp.SHIFT);
-        FloatVector nn = n.neg();
-        FloatVector b = nn.fma(FloatVector.broadcast(SPECIES, GgmlExp.LN2_LO), nn.fma(FloatVector.broadcast(SPECIES, GgmlExp.LN2_HI), x));
-        FloatVector u = b.mul(b);
-        FloatVector j = b.fma(GgmlExp.C5, GgmlExp.C4).fma(u, b.fma(GgmlExp.C3, GgmlExp.C2)).fma(u, b.fma(GgmlExp.C1, 1.0f));
-        IntVector ni = (IntVector) n.convert(VectorOperators.F2I, 0);
-        IntVector a = ni.max(-100).min(100);
-        IntVector bb = ni.sub(a);
-        FloatVector res = j.mul(pow2(a)).mul(pow2(bb));
-        VectorMask<Float> big = n.abs().compare(VectorOperators.GT, 192f);
-        if (big.anyTrue()) {
-            FloatVector alt = FloatVector.zero(SPECIES).blend(Float.POSITIVE_INFINITY, n.compare(VectorOperators.GT, 0f));
-            res = res.blend(alt, big);
-        }
-        return res;
-    }
-
-    private static FloatVector pow2(IntVector k) {
-        return k.add(127).lanewise(VectorOperators.LSHL, 23).reinterpretAsFloats();
-    }
+    // GgmlExp.expf on every lane is written out in each loop below rather than in a helper taking a
+    // FloatVector: once such a helper has been compiled on its own (it is large), the JIT no longer
+    // inlines it ("already compiled into a big method") and every call boxes its vectors, which
+    // showed as ~200 KB of garbage per decode token under JMH -prof gc.
 
     /** x[i] = expf(x[i] - max) for i in [off, off+n) ({@link GgmlExp#expf}). */
     static void expShift(float[] x, int off, int n, float max) {
         int i = 0;
         for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
-            exp(FloatVector.fromArray(SPECIES, x, off + i).sub(max)).intoArray(x, off + i);
+            FloatVector v = FloatVector.fromArray(SPECIES, x, off + i).sub(max);
+            {
+                FloatVector z = v.fma(GgmlExp.LOG2E, GgmlExp.SHIFT);
+                FloatVector r = z.sub(GgmlExp.SHIFT);
+                FloatVector nn = r.neg();
+                FloatVector b = nn.fma(FloatVector.broadcast(SPECIES, GgmlExp.LN2_LO), nn.fma(FloatVector.broadcast(SPECIES, GgmlExp.LN2_HI), v));
+                FloatVector u = b.mul(b);
+                FloatVector j = b.fma(GgmlExp.C5, GgmlExp.C4).fma(u, b.fma(GgmlExp.C3, GgmlExp.C2)).fma(u, b.fma(GgmlExp.C1, 1.0f));
+                IntVector ni = (IntVector) r.convert(VectorOperators.F2I, 0);
+                IntVector a = ni.max(-100).min(100);
+                IntVector bb = ni.sub(a);
+                FloatVector e = j.mul(a.add(127).lanewise(VectorOperators.LSHL, 23).reinterpretAsFloats()).mul(bb.add(127).lanewise(VectorOperators.LSHL, 23).reinterpretAsFloats());
+                VectorMask<Float> big = r.abs().compare(VectorOperators.GT, 192f);
+                if (big.anyTrue()) e = e.blend(FloatVector.zero(SPECIES).blend(Float.POSITIVE_INFINITY, r.compare(VectorOperators.GT, 0f)), big);
+                e.intoArray(x, off + i);
+            }
         }
         for (; i < n; i++) x[off + i] = GgmlExp.expf(x[off + i] - max);
     }
@@ -129,8 +120,23 @@ final class ElementwiseVector {
         int i = 0;
         for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
             FloatVector g = FloatVector.fromArray(SPECIES, gate, gOff + i);
-            FloatVector s = g.div(exp(FloatVector.zero(SPECIES).sub(g)).add(1.0f));
-            s.mul(FloatVector.fromArray(SPECIES, up, uOff + i)).intoArray(gate, gOff + i);
+            FloatVector v = FloatVector.zero(SPECIES).sub(g);
+            {
+                FloatVector z = v.fma(GgmlExp.LOG2E, GgmlExp.SHIFT);
+                FloatVector r = z.sub(GgmlExp.SHIFT);
+                FloatVector nn = r.neg();
+                FloatVector b = nn.fma(FloatVector.broadcast(SPECIES, GgmlExp.LN2_LO), nn.fma(FloatVector.broadcast(SPECIES, GgmlExp.LN2_HI), v));
+                FloatVector u = b.mul(b);
+                FloatVector j = b.fma(GgmlExp.C5, GgmlExp.C4).fma(u, b.fma(GgmlExp.C3, GgmlExp.C2)).fma(u, b.fma(GgmlExp.C1, 1.0f));
+                IntVector ni = (IntVector) r.convert(VectorOperators.F2I, 0);
+                IntVector a = ni.max(-100).min(100);
+                IntVector bb = ni.sub(a);
+                FloatVector e = j.mul(a.add(127).lanewise(VectorOperators.LSHL, 23).reinterpretAsFloats()).mul(bb.add(127).lanewise(VectorOperators.LSHL, 23).reinterpretAsFloats());
+                VectorMask<Float> big = r.abs().compare(VectorOperators.GT, 192f);
+                if (big.anyTrue()) e = e.blend(FloatVector.zero(SPECIES).blend(Float.POSITIVE_INFINITY, r.compare(VectorOperators.GT, 0f)), big);
+                FloatVector s = g.div(e.add(1.0f));
+                s.mul(FloatVector.fromArray(SPECIES, up, uOff + i)).intoArray(gate, gOff + i);
+            }
         }
         for (; i < n; i++) gate[gOff + i] = GgmlExp.silu(gate[gOff + i]) * up[uOff + i];
     }

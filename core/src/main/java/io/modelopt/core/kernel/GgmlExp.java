@@ -9,7 +9,7 @@ package io.modelopt.core.kernel;
  *
  * <p>Why not {@code Math.exp}: the same values as llama.cpp keep a quantized model's activations
  * on the same side of every rounding boundary (see {@link Rope}); and a polynomial of FMAs can be
- * vectorized ({@link ElementwiseVector#exp}) with results that do not depend on the JIT, unlike
+ * vectorized ({@link ElementwiseVector#expShift}, {@link ElementwiseVector#siluMul}) with results that do not depend on the JIT, unlike
  * the Vector API's own {@code EXP}.
  */
 final class GgmlExp {
