@@ -259,8 +259,10 @@ public final class BenchCommand implements Command {
                 : "RSS n/a (no /proc)";
         out.printf(Locale.ROOT, "memory       %s; Java heap live %s of %s committed%n", rss, mb((Long) r.get("heap_used_bytes")), mb((Long) r.get("heap_committed_bytes")));
         if (r.containsKey("model_mapped_rss_bytes")) {
-            out.printf(Locale.ROOT, "             model file mapping resident %s of %s mapped (weights read in place)%n",
-                    mb((Long) r.get("model_mapped_rss_bytes")), mb((Long) r.get("model_mapped_bytes")));
+            boolean repacked = ((Long) r.get("repacked_bytes")) > 0;
+            out.printf(Locale.ROOT, "             model file mapping resident %s of %s mapped (%s)%n",
+                    mb((Long) r.get("model_mapped_rss_bytes")), mb((Long) r.get("model_mapped_bytes")),
+                    repacked ? "read in place by prefill and embeddings; decode reads the repacked copies" : "weights read in place");
         }
     }
 
