@@ -272,7 +272,7 @@ public final class BenchCommand implements Command {
             boolean repacked = ((Long) r.get("repacked_bytes")) > 0;
             out.printf(Locale.ROOT, "             model file mapping resident %s of %s mapped (%s)%n",
                     mb((Long) r.get("model_mapped_rss_bytes")), mb((Long) r.get("model_mapped_bytes")),
-                    repacked ? "read in place by prefill and embeddings; decode reads the repacked copies" : "weights read in place");
+                    repacked ? "repacked matrices are read from their copies, their file pages released; the file serves embeddings and row tails" : "weights read in place");
         }
     }
 

@@ -1,5 +1,6 @@
 package io.modelopt.core.kernel;
 
+import io.modelopt.core.tensor.GgmlType;
 import jdk.incubator.vector.FloatVector;
 
 /**
@@ -28,6 +29,8 @@ final class Gemm {
      * it the loops run token tile first. Half the 2 MiB L2 of the machine it was tuned on (JMH
      * {@code MatMulBenchmark}, Q8_0 2048×5632, 128 tokens, 1 thread: 40 GFLOPS before, see PERFORMANCE.md).
      */
+    /** Whether repacked matrices feed the GEMM from their copy ({@code -Dmodelopt.gemm.fromCopy}, default true) rather than from the file. */
+    static final boolean FROM_COPY = Boolean.parseBoolean(System.getProperty("modelopt.gemm.fromCopy", "true"));
     static final long X_CACHE_BYTES = Long.getLong("modelopt.gemm.xCacheBytes", 1L << 20);
     /**
      * Calls with at least this many tokens take the GEMM path (below it the per-token kernels
@@ -76,39 +79,73 @@ final class Gemm {
         if (r < rowEnd) kernel.compute(w, a, r, rowEnd, out, outOff, outStride);
     }
 
+    /** Panel scratch for {@link #computePacked}: a whole group of rows, column-major, plus 16 floats for spilling. */
+    static float[] packedPanel(float[] current, int groupRows, int cols) {
+        int need = groupRows * cols + 16;
+        return current != null && current.length >= need ? current : new float[need];
+    }
+
+    /**
+     * Row groups {@code [g0, g1)} of a repacked matrix ({@link InterleavedQ4_0}, {@link InterleavedQ8_0})
+     * for all tokens: each group is decoded once, column-major ({@code panel[k·G + i]}, G rows; the
+     * same floats as the reference decoder), and every token tile passes over its 8-row slices, so
+     * a tile's activations serve G rows while they are in cache. The file's own blocks are not read.
+     */
+    static void computePacked(WeightMatrix w, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] panel) {
+        int cols = w.cols(), nb = cols / 32, rowsPerGroup = w.packedGroupRows(), spill = rowsPerGroup * cols;
+        boolean q4 = w.type() == GgmlType.Q4_0;
+        for (int g = g0; g < g1; g++) {
+            if (q4) InterleavedQ4_0.decodeGroup(w.packed(), g, nb, panel);
+            else InterleavedQ8_0.decodeGroup(w.packed(), g, nb, panel);
+            int t = 0;
+            for (; t + TILE <= a.tPad; t += TILE) {
+                for (int s = 0; s < rowsPerGroup; s += ROWS) block8x32(panel, s, 1, rowsPerGroup, spill, cols, a, t, g * rowsPerGroup + s, out, outOff, outStride);
+            }
+            if (t < a.tPad) {
+                for (int s = 0; s < rowsPerGroup; s += ROWS) block8x16(panel, s, 1, rowsPerGroup, spill, cols, a, t, g * rowsPerGroup + s, out, outOff, outStride);
+            }
+        }
+    }
+
     private static void block8x32(float[] p, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
+        block8x32(p, 0, cols, 1, ROWS * cols, cols, a, t0, r0, out, oo, os);
+    }
+
+    /** The 8×32 tile with weight {@code (i, k)} of the panel at {@code p[pb + i·ri + k·rk]}; {@code p[spill .. +16)} is scratch. */
+    private static void block8x32(float[] p, int pb, int ri, int rk, int spill, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
         float[] xt = a.xt;
         int xb = t0 * cols; // the tile's stream (Activations.xtIndex)
         FloatVector c00 = FloatVector.zero(Simd.F), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
         FloatVector c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
         for (int k = 0; k < cols; k++) {
             FloatVector x0 = FloatVector.fromArray(Simd.F, xt, xb + 32 * k), x1 = FloatVector.fromArray(Simd.F, xt, xb + 32 * k + 16);
-            FloatVector w = FloatVector.broadcast(Simd.F, p[k]);
+            int pk = pb + k * rk;
+            FloatVector w = FloatVector.broadcast(Simd.F, p[pk]);
             c00 = w.fma(x0, c00);
             c01 = w.fma(x1, c01);
-            w = FloatVector.broadcast(Simd.F, p[cols + k]);
+            w = FloatVector.broadcast(Simd.F, p[pk + ri]);
             c10 = w.fma(x0, c10);
             c11 = w.fma(x1, c11);
-            w = FloatVector.broadcast(Simd.F, p[2 * cols + k]);
+            w = FloatVector.broadcast(Simd.F, p[pk + 2 * ri]);
             c20 = w.fma(x0, c20);
             c21 = w.fma(x1, c21);
-            w = FloatVector.broadcast(Simd.F, p[3 * cols + k]);
+            w = FloatVector.broadcast(Simd.F, p[pk + 3 * ri]);
             c30 = w.fma(x0, c30);
             c31 = w.fma(x1, c31);
-            w = FloatVector.broadcast(Simd.F, p[4 * cols + k]);
+            w = FloatVector.broadcast(Simd.F, p[pk + 4 * ri]);
             c40 = w.fma(x0, c40);
             c41 = w.fma(x1, c41);
-            w = FloatVector.broadcast(Simd.F, p[5 * cols + k]);
+            w = FloatVector.broadcast(Simd.F, p[pk + 5 * ri]);
             c50 = w.fma(x0, c50);
             c51 = w.fma(x1, c51);
-            w = FloatVector.broadcast(Simd.F, p[6 * cols + k]);
+            w = FloatVector.broadcast(Simd.F, p[pk + 6 * ri]);
             c60 = w.fma(x0, c60);
             c61 = w.fma(x1, c61);
-            w = FloatVector.broadcast(Simd.F, p[7 * cols + k]);
+            w = FloatVector.broadcast(Simd.F, p[pk + 7 * ri]);
             c70 = w.fma(x0, c70);
             c71 = w.fma(x1, c71);
         }
-        int spill = ROWS * cols, n = a.nTokens;
+        int n = a.nTokens;
         c00.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0, n);
         c01.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0, n);
         c10.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 1, n);
@@ -128,21 +165,26 @@ final class Gemm {
     }
 
     private static void block8x16(float[] p, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
+        block8x16(p, 0, cols, 1, ROWS * cols, cols, a, t0, r0, out, oo, os);
+    }
+
+    private static void block8x16(float[] p, int pb, int ri, int rk, int spill, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
         float[] xt = a.xt;
         int xb = t0 * cols; // the tile's stream (Activations.xtIndex)
         FloatVector c0 = FloatVector.zero(Simd.F), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
         for (int k = 0; k < cols; k++) {
             FloatVector x0 = FloatVector.fromArray(Simd.F, xt, xb + 16 * k);
-            c0 = FloatVector.broadcast(Simd.F, p[k]).fma(x0, c0);
-            c1 = FloatVector.broadcast(Simd.F, p[cols + k]).fma(x0, c1);
-            c2 = FloatVector.broadcast(Simd.F, p[2 * cols + k]).fma(x0, c2);
-            c3 = FloatVector.broadcast(Simd.F, p[3 * cols + k]).fma(x0, c3);
-            c4 = FloatVector.broadcast(Simd.F, p[4 * cols + k]).fma(x0, c4);
-            c5 = FloatVector.broadcast(Simd.F, p[5 * cols + k]).fma(x0, c5);
-            c6 = FloatVector.broadcast(Simd.F, p[6 * cols + k]).fma(x0, c6);
-            c7 = FloatVector.broadcast(Simd.F, p[7 * cols + k]).fma(x0, c7);
+            int pk = pb + k * rk;
+            c0 = FloatVector.broadcast(Simd.F, p[pk]).fma(x0, c0);
+            c1 = FloatVector.broadcast(Simd.F, p[pk + ri]).fma(x0, c1);
+            c2 = FloatVector.broadcast(Simd.F, p[pk + 2 * ri]).fma(x0, c2);
+            c3 = FloatVector.broadcast(Simd.F, p[pk + 3 * ri]).fma(x0, c3);
+            c4 = FloatVector.broadcast(Simd.F, p[pk + 4 * ri]).fma(x0, c4);
+            c5 = FloatVector.broadcast(Simd.F, p[pk + 5 * ri]).fma(x0, c5);
+            c6 = FloatVector.broadcast(Simd.F, p[pk + 6 * ri]).fma(x0, c6);
+            c7 = FloatVector.broadcast(Simd.F, p[pk + 7 * ri]).fma(x0, c7);
         }
-        int spill = ROWS * cols, n = a.nTokens;
+        int n = a.nTokens;
         c0.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0, n);
         c1.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 1, n);
         c2.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 2, n);

@@ -95,6 +95,35 @@ final class InterleavedQ4_0 {
         return dst;
     }
 
+    /**
+     * Group {@code g} decoded column-major for the prefill GEMM: {@code panel[k·32 + r] = (q - 8)·d}
+     * of row {@code r}, column {@code k} (the reference decoder's floats).
+     */
+    static void decodeGroup(MemorySegment m, int g, int nb, float[] panel) {
+        long base = (long) g * nb * RECORD;
+        for (int b = 0; b < nb; b++) {
+            long rec = base + (long) b * RECORD;
+            FloatVector d0 = FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS, Simd.LE);
+            FloatVector d1 = FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS + 64, Simd.LE);
+            for (int p = 0; p < 8; p++) {
+                ShortVector v = ByteVector.fromMemorySegment(B64, m, rec + 64L * p, Simd.LE).reinterpretAsShorts();
+                int c = 32 * b + 2 * p;
+                // nibble n of every lane; 32-bit lane i holds row i (low half) and row 16+i (high half)
+                for (int n = 0; n < 4; n++) {
+                    IntVector q = v.lanewise(VectorOperators.LSHR, 4 * n).and((short) 0xF).reinterpretAsInts();
+                    FloatVector lo = q.and(0xFFFF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
+                    FloatVector hi = q.lanewise(VectorOperators.LSHR, 16).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
+                    int col = c + NIBBLE_COLUMN[n];
+                    lo.mul(d0).intoArray(panel, col * ROWS);
+                    hi.mul(d1).intoArray(panel, col * ROWS + 16);
+                }
+            }
+        }
+    }
+
+    /** Column offset, within a chunk's pair of block bytes, of nibble n (low/high of byte 2p, then of byte 2p+1). */
+    private static final int[] NIBBLE_COLUMN = {0, 16, 1, 17};
+
     /** Groups {@code [g0, g1)} for every token of {@code a} ({@link Activations#packedQ4} filled). */
     static void compute(MemorySegment m, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride) {
         for (int g = g0; g < g1; g++) {

@@ -55,6 +55,22 @@ final class InterleavedQ8_0 {
         return dst;
     }
 
+    /**
+     * Group {@code g} decoded column-major for the prefill GEMM: {@code panel[k·16 + r] = q·d} of row
+     * {@code r}, column {@code k} (the reference decoder's floats).
+     */
+    static void decodeGroup(MemorySegment m, int g, int nb, float[] panel) {
+        long base = (long) g * nb * RECORD;
+        for (int b = 0; b < nb; b++) {
+            long rec = base + (long) b * RECORD;
+            FloatVector d = FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS, Simd.LE);
+            for (int k = 0; k < 32; k++) {
+                FloatVector w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, rec + 16L * k, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                w.mul(d).intoArray(panel, (32 * b + k) * ROWS);
+            }
+        }
+    }
+
     /** Groups {@code [g0, g1)} for every token of {@code a} (Q8_0 activations). */
     static void compute(MemorySegment m, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride) {
         for (int g = g0; g < g1; g++) {

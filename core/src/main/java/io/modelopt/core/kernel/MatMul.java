@@ -96,10 +96,11 @@ public final class MatMul {
         // Q4_1 stays on its dot product: ggml's Q8_1 sum term (half(d·Σq)) is not a product of decoded values.
         int minRows = Math.min(w0.rows(), Math.min(w1 == null ? Integer.MAX_VALUE : w1.rows(), w2 == null ? Integer.MAX_VALUE : w2.rows()));
         boolean gemm = mode == KernelMode.VECTOR && nTokens >= Gemm.MIN_TOKENS && minRows >= Gemm.ROWS && w0.type() != GgmlType.Q4_1;
-        boolean packed = mode == KernelMode.VECTOR && !gemm && w0.isRepacked();
-        int grain = gemm ? Gemm.ROWS : packed ? w0.packedGroupRows() : ROW_GRAIN;
+        // repacked matrices: the decode kernels, or the GEMM over panels decoded from the copy
+        boolean packed = mode == KernelMode.VECTOR && w0.isRepacked() && (!gemm || Gemm.FROM_COPY);
+        int grain = packed ? w0.packedGroupRows() : gemm ? Gemm.ROWS : ROW_GRAIN;
         Call call = CALL.get();
-        call.set(kernel, x, xOffset, xStride, nTokens, w0.cols(), gemm, packed, packed && w0.type() == GgmlType.Q4_0, grain, pool.threads());
+        call.set(kernel, x, xOffset, xStride, nTokens, w0.cols(), gemm, packed, packed && !gemm && w0.type() == GgmlType.Q4_0, grain, pool.threads());
         call.add(w0, out0, outOffset, outStride);
         if (w1 != null) call.add(w1, out1, 0, w1.rows());
         if (w2 != null) call.add(w2, out2, 0, w2.rows());
@@ -165,7 +166,18 @@ public final class MatMul {
         };
 
         private void rows(WeightMatrix w, float[] out, int outOffset, int outStride, int r0, int r1, int worker) {
-            if (packed) {
+            if (packed && gemm) {
+                // whole groups through panels decoded from the repacked copy, the rows after the last group in place
+                int split = Math.min(r1, w.packedRows());
+                if (r0 < split) {
+                    float[] panel = panels[worker] = Gemm.packedPanel(panels[worker], grain, w.cols());
+                    Gemm.computePacked(w, activations, r0 / grain, split / grain, out, outOffset, outStride, panel);
+                }
+                if (split < r1) {
+                    float[] panel = panels[worker] = Gemm.panel(panels[worker], w.cols());
+                    Gemm.compute(kernel, w, activations, Math.max(r0, split), r1, out, outOffset, outStride, panel);
+                }
+            } else if (packed) {
                 // whole groups from the repacked copy, the rows after the last group in place
                 int split = Math.min(r1, w.packedRows());
                 if (r0 < split) {

@@ -108,6 +108,21 @@ public final class WeightMatrix {
                 : new WeightMatrix(tensor, InterleavedQ8_0.pack(this, arena), InterleavedQ8_0.packedRows(rows));
     }
 
+    /**
+     * For a repacked matrix: drops the resident pages of the file bytes it has copied
+     * ({@link MemorySegment#unload()}, i.e. {@code madvise(MADV_DONTNEED)} on the mapping), since
+     * decode and prefill now read the copy; a later read of the file bytes (the rows after the last
+     * group, an embedding lookup of a tied matrix) faults its pages back in from the page cache.
+     * A no-op for matrices that are not repacked or not mapped (or with {@code -Dmodelopt.gemm.fromCopy=false},
+     * where the prefill GEMM still reads the file). Returns the bytes released.
+     */
+    public long unloadCopiedSource() {
+        if (packed == null || !Gemm.FROM_COPY || !data.isMapped()) return 0;
+        long copied = (long) packedRows * rowBytes;
+        data.asSlice(0, copied).unload();
+        return copied;
+    }
+
     MemorySegment packed() { return packed; }
 
     int packedRows() { return packedRows; }

@@ -78,6 +78,34 @@ class InterleavedWeightsTest {
         }
     }
 
+    /**
+     * Prefill-sized calls decode GEMM panels from the repacked copy: the same floats as panels
+     * decoded from the file, so the results equal the in-place GEMM's bit for bit (and the reference).
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    void prefillFromTheCopyEqualsPrefillInPlace(GgmlType type) {
+        int[][] shapes = {{64, 96}, {45, 160}, {96, 480}};
+        long seed = 900;
+        for (int[] s : shapes) {
+            for (int nTokens : new int[]{16, 20, 33, 64}) {
+                seed++;
+                int rows = s[0], cols = s[1];
+                WeightMatrix plain = MatMulTest.matrix(type, rows, cols, seed);
+                WeightMatrix w = plain.repacked(arena);
+                float[] x = MatMulTest.activations(nTokens * cols, seed * 5);
+                float[] expected = new float[nTokens * rows], out = new float[nTokens * rows];
+                MatMul.matmul(KernelMode.VECTOR, pool2, plain, x, 0, cols, nTokens, expected, 0, rows);
+                MatMul.matmul(KernelMode.VECTOR, pool3, w, x, 0, cols, nTokens, out, 0, rows);
+                org.junit.jupiter.api.Assertions.assertArrayEquals(expected, out, 0f, type + " " + rows + "x" + cols + " tokens " + nTokens);
+                double[][] ref = MatMulTest.reference(plain, x, 0, cols, nTokens);
+                for (int i = 0; i < out.length; i++) {
+                    assertEquals(ref[0][i], out[i], MatMulTest.ACCUMULATION_TOLERANCE * ref[1][i] + 1e-30, type + " out[" + i + "]");
+                }
+            }
+        }
+    }
+
     /** Worst-case block sums: |q - 8| = 8 and |x| = 127 everywhere reach ±32512, the edge of the 16-bit lanes. */
     @Test
     void extremeBlocksDoNotOverflow() {

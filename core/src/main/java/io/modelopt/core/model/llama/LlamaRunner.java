@@ -169,7 +169,11 @@ public final class LlamaRunner implements ModelRunner {
         try {
             long t0 = System.nanoTime();
             this.weights = repack ? bound.repacked(packArena) : bound;
-            if (repack) LOG.info("repacked Q4_0/Q8_0 weights for decode: {} bytes in {} ms", weights.repackedBytes(), (System.nanoTime() - t0) / 1_000_000);
+            if (repack) {
+                long released = weights.unloadCopiedSources();
+                LOG.info("repacked Q4_0/Q8_0 weights: {} bytes in {} ms; {} bytes of the file mapping released", weights.repackedBytes(),
+                        (System.nanoTime() - t0) / 1_000_000, released);
+            }
         } catch (RuntimeException | Error e) {
             if (packArena != null) packArena.close();
             if (ownsPool) pool.close();

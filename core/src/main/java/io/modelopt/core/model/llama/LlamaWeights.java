@@ -74,6 +74,15 @@ public final class LlamaWeights {
         return new LlamaWeights(tokenEmbedding, outputNorm, output.repacked(arena), tied, ls, ropeFreqFactors);
     }
 
+    /** Drops the resident file pages of every repacked matrix ({@link WeightMatrix#unloadCopiedSource}); returns the bytes. */
+    public long unloadCopiedSources() {
+        long n = output.unloadCopiedSource();
+        for (Layer l : layers) {
+            for (WeightMatrix m : matrices(l)) n += m.unloadCopiedSource();
+        }
+        return n;
+    }
+
     /** Bytes of repacked copies held beyond the model file's own (0 when read in place). */
     public long repackedBytes() {
         long n = output.residentBytes();
