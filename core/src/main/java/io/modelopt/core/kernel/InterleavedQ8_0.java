@@ -38,11 +38,19 @@ final class InterleavedQ8_0 {
         return (long) (rows / ROWS) * (cols / 32) * RECORD;
     }
 
-    static MemorySegment pack(WeightMatrix w, Arena arena) {
-        int groups = w.rows() / ROWS, nb = w.cols() / 32;
-        MemorySegment src = w.data(), dst = arena.allocate(packedBytes(w.rows(), w.cols()), 64);
+    static MemorySegment pack(WeightMatrix w, Arena arena, ComputePool pool) {
+        int groups = w.rows() / ROWS;
+        MemorySegment dst = arena.allocate(packedBytes(w.rows(), w.cols()), 64);
+        if (pool == null) packGroups(w, dst, 0, groups);
+        else pool.parallelFor(groups, (g0, g1, worker) -> packGroups(w, dst, g0, g1));
+        return dst;
+    }
+
+    private static void packGroups(WeightMatrix w, MemorySegment dst, int g0, int g1) {
+        int nb = w.cols() / 32;
+        MemorySegment src = w.data();
         long rowBytes = w.rowBytes();
-        for (int g = 0; g < groups; g++) {
+        for (int g = g0; g < g1; g++) {
             for (int b = 0; b < nb; b++) {
                 long rec = ((long) g * nb + b) * RECORD;
                 for (int r = 0; r < ROWS; r++) {
@@ -52,7 +60,6 @@ final class InterleavedQ8_0 {
                 }
             }
         }
-        return dst;
     }
 
     /**

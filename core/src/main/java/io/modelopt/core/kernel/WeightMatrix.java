@@ -102,10 +102,15 @@ public final class WeightMatrix {
      * {@link #canRepack()} is false.
      */
     public WeightMatrix repacked(Arena arena) {
+        return repacked(arena, null);
+    }
+
+    /** As {@link #repacked(Arena)}, the copying split over {@code pool}'s threads (null: the calling thread); the arena must be shared then. */
+    public WeightMatrix repacked(Arena arena, ComputePool pool) {
         if (!canRepack()) return this;
         return tensor.type() == GgmlType.Q4_0
-                ? new WeightMatrix(tensor, InterleavedQ4_0.pack(this, arena), InterleavedQ4_0.packedRows(rows))
-                : new WeightMatrix(tensor, InterleavedQ8_0.pack(this, arena), InterleavedQ8_0.packedRows(rows));
+                ? new WeightMatrix(tensor, InterleavedQ4_0.pack(this, arena, pool), InterleavedQ4_0.packedRows(rows))
+                : new WeightMatrix(tensor, InterleavedQ8_0.pack(this, arena, pool), InterleavedQ8_0.packedRows(rows));
     }
 
     /**

@@ -160,6 +160,14 @@ class InterleavedWeightsTest {
         assertTrue(Float.isFinite(out[0]));
     }
 
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    void repackingOnThePoolGivesTheSameBytes(GgmlType type) {
+        WeightMatrix plain = MatMulTest.matrix(type, 173, 160, 21);
+        MemorySegment one = plain.repacked(arena).packed(), three = plain.repacked(arena, pool3).packed();
+        assertEquals(-1L, one.mismatch(three));
+    }
+
     @Test
     void onlyQ4_0AndQ8_0WithAWholeGroupAreRepacked() {
         WeightMatrix q4 = MatMulTest.matrix(GgmlType.Q4_0, 70, 64, 1);

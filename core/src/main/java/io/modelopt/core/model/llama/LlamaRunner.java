@@ -168,7 +168,7 @@ public final class LlamaRunner implements ModelRunner {
         this.packArena = repack ? Arena.ofShared() : null;
         try {
             long t0 = System.nanoTime();
-            this.weights = repack ? bound.repacked(packArena) : bound;
+            this.weights = repack ? bound.repacked(packArena, pool) : bound;
             if (repack) {
                 long released = weights.unloadCopiedSources();
                 LOG.info("repacked Q4_0/Q8_0 weights: {} bytes in {} ms; {} bytes of the file mapping released", weights.repackedBytes(),

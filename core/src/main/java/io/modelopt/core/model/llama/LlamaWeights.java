@@ -2,6 +2,7 @@ package io.modelopt.core.model.llama;
 
 import io.modelopt.core.ModelFormatException;
 import io.modelopt.core.kernel.WeightMatrix;
+import io.modelopt.core.kernel.ComputePool;
 import java.lang.foreign.Arena;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
@@ -62,16 +63,17 @@ public final class LlamaWeights {
 
     /**
      * These weights with each matrix that has a faster load-time layout repacked into
-     * {@code arena} ({@link WeightMatrix#repacked}); the embedding lookup keeps reading in place.
+     * {@code arena} ({@link WeightMatrix#repacked}), the copying split over {@code pool}'s threads
+     * (null: the calling thread); the embedding lookup keeps reading in place.
      */
-    public LlamaWeights repacked(Arena arena) {
+    public LlamaWeights repacked(Arena arena, ComputePool pool) {
         Layer[] ls = new Layer[layers.length];
         for (int i = 0; i < ls.length; i++) {
             Layer l = layers[i];
-            ls[i] = new Layer(l.attnNorm(), l.wq().repacked(arena), l.wk().repacked(arena), l.wv().repacked(arena), l.bq(), l.bk(), l.bv(),
-                    l.wo().repacked(arena), l.ffnNorm(), l.gate().repacked(arena), l.up().repacked(arena), l.down().repacked(arena));
+            ls[i] = new Layer(l.attnNorm(), l.wq().repacked(arena, pool), l.wk().repacked(arena, pool), l.wv().repacked(arena, pool), l.bq(), l.bk(), l.bv(),
+                    l.wo().repacked(arena, pool), l.ffnNorm(), l.gate().repacked(arena, pool), l.up().repacked(arena, pool), l.down().repacked(arena, pool));
         }
-        return new LlamaWeights(tokenEmbedding, outputNorm, output.repacked(arena), tied, ls, ropeFreqFactors);
+        return new LlamaWeights(tokenEmbedding, outputNorm, output.repacked(arena, pool), tied, ls, ropeFreqFactors);
     }
 
     /** Drops the resident file pages of every repacked matrix ({@link WeightMatrix#unloadCopiedSource}); returns the bytes. */
