@@ -12,7 +12,9 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Q4_0 weights repacked at load so that one vector lane is one weight row (as llama.cpp repacks
- * Q4_0 into {@code block_q4_0x8} for its x86 GEMV), for the decode-sized matmuls.
+ * Q4_0 into {@code block_q4_0x8} for its x86 GEMV), for the decode-sized matmuls; the prefill
+ * GEMM decodes its panels from the same copy ({@link #decodeGroup}), so the file's pages of the
+ * copied rows can be released.
  *
  * <p><b>Layout.</b> Rows are taken in groups of {@link #ROWS} = 32. For each group and each
  * 32-column block {@code b} there is one 640-byte record: 8 × 64 bytes of quants, then the 32

@@ -10,7 +10,8 @@ import jdk.incubator.vector.VectorOperators;
 
 /**
  * Q8_0 weights repacked at load so that one float lane is one weight row, for the decode-sized
- * matmuls (the counterpart of {@link InterleavedQ4_0}).
+ * matmuls and, through {@link #decodeGroup}, the prefill GEMM's panels (the counterpart of
+ * {@link InterleavedQ4_0}).
  *
  * <p><b>Layout.</b> Rows in groups of {@link #ROWS} = 16. For each group and 32-column block
  * {@code b} one 576-byte record: 32 × 16 bytes of quants, column after column (byte
