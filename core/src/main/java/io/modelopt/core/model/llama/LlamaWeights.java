@@ -70,10 +70,17 @@ public final class LlamaWeights {
         Layer[] ls = new Layer[layers.length];
         for (int i = 0; i < ls.length; i++) {
             Layer l = layers[i];
-            ls[i] = new Layer(l.attnNorm(), l.wq().repacked(arena, pool), l.wk().repacked(arena, pool), l.wv().repacked(arena, pool), l.bq(), l.bk(), l.bv(),
-                    l.wo().repacked(arena, pool), l.ffnNorm(), l.gate().repacked(arena, pool), l.up().repacked(arena, pool), l.down().repacked(arena, pool));
+            ls[i] = new Layer(l.attnNorm(), repack(l.wq(), arena, pool), repack(l.wk(), arena, pool), repack(l.wv(), arena, pool), l.bq(), l.bk(), l.bv(),
+                    repack(l.wo(), arena, pool), l.ffnNorm(), repack(l.gate(), arena, pool), repack(l.up(), arena, pool), repack(l.down(), arena, pool));
         }
-        return new LlamaWeights(tokenEmbedding, outputNorm, output.repacked(arena, pool), tied, ls, ropeFreqFactors);
+        return new LlamaWeights(tokenEmbedding, outputNorm, repack(output, arena, pool), tied, ls, ropeFreqFactors);
+    }
+
+    /** One matrix repacked, its copied file pages released at once (so that load never holds both for the whole model). */
+    private static WeightMatrix repack(WeightMatrix m, Arena arena, ComputePool pool) {
+        WeightMatrix r = m.repacked(arena, pool);
+        r.unloadCopiedSource();
+        return r;
     }
 
     /** Drops the resident file pages of every repacked matrix ({@link WeightMatrix#unloadCopiedSource}); returns the bytes. */
