@@ -8,7 +8,9 @@ import jdk.incubator.vector.FloatVector;
  * {@link #ROWS} weight rows the rows are decoded once into a per-thread panel, then every group
  * of {@link #TOKEN_GRAIN}·2 tokens is computed as an outer product: per column {@code k}, each
  * row's weight is broadcast and multiplied into two vectors of 16 tokens ({@code xt}, the
- * transposed activations). 16 accumulators, 8 broadcasts and 2 loads per 16 FMAs, no reductions.
+ * transposed activations, stored in contiguous 32-token tiles). 16 accumulators, 8 broadcasts and
+ * 2 loads per 16 FMAs, no reductions. Repacked matrices ({@link #computePacked}) are decoded a
+ * whole row group at a time from their copy, column-major, and tiled the same way.
  *
  * <p>Numerics: the activations are quantized exactly as for the dot-product kernels (llama.cpp's
  * quantizers), and the weights decode to the reference values; only the order of the float
@@ -22,15 +24,15 @@ final class Gemm {
     static final int ROWS = 8;
     /** Tokens per vector; {@link Activations#tPad} is a multiple of it. */
     static final int TOKEN_GRAIN = 16;
+    /** Whether repacked matrices feed the GEMM from their copy ({@code -Dmodelopt.gemm.fromCopy}, default true) rather than from the file. */
+    static final boolean FROM_COPY = Boolean.parseBoolean(System.getProperty("modelopt.gemm.fromCopy", "true"));
     /** Tokens per tile of the transposed activations ({@link Activations#xtIndex}). */
     static final int TILE = 2 * TOKEN_GRAIN;
     /**
      * Largest transposed activation block ({@code cols · tPad} floats) kept across panels; beyond
      * it the loops run token tile first. Half the 2 MiB L2 of the machine it was tuned on (JMH
-     * {@code MatMulBenchmark}, Q8_0 2048×5632, 128 tokens, 1 thread: 40 GFLOPS before, see PERFORMANCE.md).
+     * {@code MatMulBenchmark}, Q8_0 2048×5632, 128 tokens, 1 thread: 13.5 calls/s before, 27.1 after).
      */
-    /** Whether repacked matrices feed the GEMM from their copy ({@code -Dmodelopt.gemm.fromCopy}, default true) rather than from the file. */
-    static final boolean FROM_COPY = Boolean.parseBoolean(System.getProperty("modelopt.gemm.fromCopy", "true"));
     static final long X_CACHE_BYTES = Long.getLong("modelopt.gemm.xCacheBytes", 1L << 20);
     /**
      * Calls with at least this many tokens take the GEMM path (below it the per-token kernels

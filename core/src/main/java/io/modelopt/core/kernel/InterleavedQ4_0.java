@@ -61,11 +61,6 @@ final class InterleavedQ4_0 {
     private static final int MAGIC_BITS = 0x4B400000;
     private static final float MAGIC = 0x1.8p23f;
 
-    /** Rows in whole groups: the ones the packed copy covers. */
-    static int packedRows(int rows) {
-        return rows / ROWS * ROWS;
-    }
-
     static long packedBytes(int rows, int cols) {
         return (long) (rows / ROWS) * (cols / 32) * RECORD;
     }

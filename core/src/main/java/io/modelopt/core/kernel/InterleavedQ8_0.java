@@ -31,10 +31,6 @@ final class InterleavedQ8_0 {
     static final int RECORD = 576;
     private static final int QUANTS = 512;
 
-    static int packedRows(int rows) {
-        return rows / ROWS * ROWS;
-    }
-
     static long packedBytes(int rows, int cols) {
         return (long) (rows / ROWS) * (cols / 32) * RECORD;
     }

@@ -14,11 +14,11 @@ import io.modelopt.core.tensor.GgmlType;
  * activations live in per-thread scratch that is reused, so a steady-state call allocates
  * nothing. A block of activations holding a NaN or an infinity makes that token's outputs NaN.
  *
- * <p>Rows are split into contiguous chunks over the pool's threads. The vector or scalar
- * kernels are chosen by {@link KernelMode#DEFAULT} unless a mode is given. With the vector
+ * <p>Rows are handed to the pool's threads in pieces taken from a shared counter. The vector or
+ * scalar kernels are chosen by {@link KernelMode#DEFAULT} unless a mode is given. With the vector
  * kernels, calls of 16 tokens or more (prefill; {@code -Dmodelopt.gemm.minTokens}) take the
  * register-blocked {@link Gemm} path over decoded weights; fewer tokens use the per-format dot
- * products. All paths give the same results for any thread count and, because every vector
+ * products, or for a repacked matrix ({@link WeightMatrix#repacked}) its interleaved kernel. All paths give the same results for any thread count and, because every vector
  * reduction is written out in a fixed order, whether the JIT has compiled them yet or not.
  */
 public final class MatMul {
@@ -166,25 +166,28 @@ public final class MatMul {
         };
 
         private void rows(WeightMatrix w, float[] out, int outOffset, int outStride, int r0, int r1, int worker) {
-            if (packed && gemm) {
-                // whole groups through panels decoded from the repacked copy, the rows after the last group in place
-                int split = Math.min(r1, w.packedRows());
+            if (packed) {
+                // whole groups from the repacked copy, the rows after the last group from the file
+                int split = Math.min(r1, w.packedRows()), nb = w.cols() / 32;
                 if (r0 < split) {
-                    float[] panel = panels[worker] = Gemm.packedPanel(panels[worker], grain, w.cols());
-                    Gemm.computePacked(w, activations, r0 / grain, split / grain, out, outOffset, outStride, panel);
+                    if (gemm) {
+                        float[] panel = panels[worker] = Gemm.packedPanel(panels[worker], grain, w.cols());
+                        Gemm.computePacked(w, activations, r0 / grain, split / grain, out, outOffset, outStride, panel);
+                    } else if (w.type() == GgmlType.Q4_0) {
+                        InterleavedQ4_0.compute(w.packed(), nb, activations, r0 / grain, split / grain, out, outOffset, outStride);
+                    } else {
+                        InterleavedQ8_0.compute(w.packed(), nb, activations, r0 / grain, split / grain, out, outOffset, outStride);
+                    }
                 }
-                if (split < r1) {
-                    float[] panel = panels[worker] = Gemm.panel(panels[worker], w.cols());
-                    Gemm.compute(kernel, w, activations, Math.max(r0, split), r1, out, outOffset, outStride, panel);
+                int tail = Math.max(r0, split);
+                if (tail < r1) {
+                    if (gemm) {
+                        float[] panel = panels[worker] = Gemm.panel(panels[worker], w.cols());
+                        Gemm.compute(kernel, w, activations, tail, r1, out, outOffset, outStride, panel);
+                    } else {
+                        kernel.compute(w, activations, tail, r1, out, outOffset, outStride);
+                    }
                 }
-            } else if (packed) {
-                // whole groups from the repacked copy, the rows after the last group in place
-                int split = Math.min(r1, w.packedRows());
-                if (r0 < split) {
-                    if (w.type() == GgmlType.Q4_0) InterleavedQ4_0.compute(w.packed(), w.cols() / 32, activations, r0 / grain, split / grain, out, outOffset, outStride);
-                    else InterleavedQ8_0.compute(w.packed(), w.cols() / 32, activations, r0 / grain, split / grain, out, outOffset, outStride);
-                }
-                if (split < r1) kernel.compute(w, activations, Math.max(r0, split), r1, out, outOffset, outStride);
             } else if (gemm) {
                 float[] panel = panels[worker] = Gemm.panel(panels[worker], w.cols());
                 Gemm.compute(kernel, w, activations, r0, r1, out, outOffset, outStride, panel);

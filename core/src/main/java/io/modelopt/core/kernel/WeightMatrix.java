@@ -30,19 +30,17 @@ public final class WeightMatrix {
     private final MemorySegment data;
     private final int rows, cols;
     private final long rowBytes;
-    /** The load-time repacked copy ({@link InterleavedQ4_0}) of the first {@code packedRows} rows, or null. */
+    /** The load-time repacked copy ({@link InterleavedQ4_0}, {@link InterleavedQ8_0}) of the whole row groups, or null. */
     private final MemorySegment packed;
-    private final int packedRows;
 
     private WeightMatrix(TensorData t) {
-        this(t, null, 0);
+        this(t, null);
     }
 
-    private WeightMatrix(TensorData t, MemorySegment packed, int packedRows) {
+    private WeightMatrix(TensorData t, MemorySegment packed) {
         this.tensor = t;
         this.data = t.data();
         this.packed = packed;
-        this.packedRows = packedRows;
         long c = t.rowLength(), r = t.rows();
         if (c > Integer.MAX_VALUE || r > Integer.MAX_VALUE || c * r > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("tensor " + t.name() + " is too large for a weight matrix: " + t);
@@ -80,7 +78,7 @@ public final class WeightMatrix {
     /** Bytes this matrix holds beyond the tensor's own (a load-time repacked copy); 0: weights are read in place. */
     public long residentBytes() { return packed == null ? 0 : packed.byteSize(); }
 
-    /** Whether this matrix has a repacked copy for the decode kernels ({@link #repacked}). */
+    /** Whether this matrix has a repacked copy ({@link #repacked}). */
     public boolean isRepacked() { return packed != null; }
 
     /** Whether {@link #repacked} would make a copy: Q4_0 or Q8_0 with at least one whole group of rows. */
@@ -96,10 +94,10 @@ public final class WeightMatrix {
     /**
      * This matrix with a repacked copy of its weights, allocated in {@code arena} (which owns it):
      * Q4_0 rows interleaved 32 at a time ({@link InterleavedQ4_0}), Q8_0 rows 16 at a time
-     * ({@link InterleavedQ8_0}), used by the Vector API kernels
-     * for calls of fewer tokens than the prefill GEMM takes; the GEMM, the scalar kernels and
-     * {@link #dequantizeRow} keep reading the tensor in place. Returns {@code this} when
-     * {@link #canRepack()} is false.
+     * ({@link InterleavedQ8_0}). The Vector API kernels then read the copy, for decode and for the
+     * prefill GEMM's panels; the scalar kernels, the rows after the last whole group and
+     * {@link #dequantizeRow} keep reading the tensor. Returns {@code this} when {@link #canRepack()}
+     * is false.
      */
     public WeightMatrix repacked(Arena arena) {
         return repacked(arena, null);
@@ -108,9 +106,7 @@ public final class WeightMatrix {
     /** As {@link #repacked(Arena)}, the copying split over {@code pool}'s threads (null: the calling thread); the arena must be shared then. */
     public WeightMatrix repacked(Arena arena, ComputePool pool) {
         if (!canRepack()) return this;
-        return tensor.type() == GgmlType.Q4_0
-                ? new WeightMatrix(tensor, InterleavedQ4_0.pack(this, arena, pool), InterleavedQ4_0.packedRows(rows))
-                : new WeightMatrix(tensor, InterleavedQ8_0.pack(this, arena, pool), InterleavedQ8_0.packedRows(rows));
+        return new WeightMatrix(tensor, tensor.type() == GgmlType.Q4_0 ? InterleavedQ4_0.pack(this, arena, pool) : InterleavedQ8_0.pack(this, arena, pool));
     }
 
     /**
@@ -123,14 +119,15 @@ public final class WeightMatrix {
      */
     public long unloadCopiedSource() {
         if (packed == null || !Gemm.FROM_COPY || !data.isMapped()) return 0;
-        long copied = (long) packedRows * rowBytes;
+        long copied = (long) packedRows() * rowBytes;
         data.asSlice(0, copied).unload();
         return copied;
     }
 
     MemorySegment packed() { return packed; }
 
-    int packedRows() { return packedRows; }
+    /** Rows covered by the repacked copy (whole groups); 0 without one. */
+    int packedRows() { return packed == null ? 0 : rows / packedGroupRows() * packedGroupRows(); }
 
     /** Rows per group of the repacked layout (the row grain of its kernel). */
     int packedGroupRows() { return tensor.type() == GgmlType.Q4_0 ? InterleavedQ4_0.ROWS : InterleavedQ8_0.ROWS; }

@@ -1,7 +1,6 @@
 package io.modelopt.core.model.llama;
 
 import io.modelopt.core.engine.Batch;
-import java.lang.foreign.Arena;
 import io.modelopt.core.engine.Logits;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerOptions;
@@ -19,6 +18,7 @@ import io.modelopt.core.kv.KvDtype;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
 import io.modelopt.core.model.RopeConvention;
+import java.lang.foreign.Arena;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,7 +58,7 @@ public final class LlamaRunner implements ModelRunner {
 
     private final ModelConfig config;
     private final RunnerOptions options;
-    /** System property: {@code false} keeps Q4_0 and Q8_0 weights in place instead of repacking them for decode. */
+    /** System property: {@code false} reads Q4_0 and Q8_0 weights in place instead of repacking them at load. */
     public static final String REPACK_PROPERTY = "modelopt.repack";
 
     private final LlamaWeights weights;
@@ -163,16 +163,15 @@ public final class LlamaRunner implements ModelRunner {
         this.denseKeys = new float[Math.multiplyExact(densePositions, kvDim)];
         this.denseValues = new float[densePositions * kvDim];
         this.rowScratch = new float[options.threads()][kvDim];
-        // the decode kernels' repacked Q4_0/Q8_0 copies (Vector API only; -Dmodelopt.repack=false reads every weight in place)
+        // the vector kernels' repacked Q4_0/Q8_0 copies (-Dmodelopt.repack=false reads every weight in place)
         boolean repack = mode == KernelMode.VECTOR && Boolean.parseBoolean(System.getProperty(REPACK_PROPERTY, "true")) && bound.canRepack();
         this.packArena = repack ? Arena.ofShared() : null;
         try {
             long t0 = System.nanoTime();
             this.weights = repack ? bound.repacked(packArena, pool) : bound;
             if (repack) {
-                long released = weights.unloadCopiedSources();
-                LOG.info("repacked Q4_0/Q8_0 weights: {} bytes in {} ms; {} bytes of the file mapping released", weights.repackedBytes(),
-                        (System.nanoTime() - t0) / 1_000_000, released);
+                LOG.info("repacked Q4_0/Q8_0 weights: {} bytes in {} ms (the copied file pages released)", weights.repackedBytes(),
+                        (System.nanoTime() - t0) / 1_000_000);
             }
         } catch (RuntimeException | Error e) {
             if (packArena != null) packArena.close();

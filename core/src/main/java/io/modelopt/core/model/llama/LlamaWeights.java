@@ -1,12 +1,12 @@
 package io.modelopt.core.model.llama;
 
 import io.modelopt.core.ModelFormatException;
-import io.modelopt.core.kernel.WeightMatrix;
 import io.modelopt.core.kernel.ComputePool;
-import java.lang.foreign.Arena;
+import io.modelopt.core.kernel.WeightMatrix;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
 import io.modelopt.core.tensor.TensorData;
+import java.lang.foreign.Arena;
 import java.util.Arrays;
 import java.util.Map;
 
@@ -81,15 +81,6 @@ public final class LlamaWeights {
         WeightMatrix r = m.repacked(arena, pool);
         r.unloadCopiedSource();
         return r;
-    }
-
-    /** Drops the resident file pages of every repacked matrix ({@link WeightMatrix#unloadCopiedSource}); returns the bytes. */
-    public long unloadCopiedSources() {
-        long n = output.unloadCopiedSource();
-        for (Layer l : layers) {
-            for (WeightMatrix m : matrices(l)) n += m.unloadCopiedSource();
-        }
-        return n;
     }
 
     /** Bytes of repacked copies held beyond the model file's own (0 when read in place). */
