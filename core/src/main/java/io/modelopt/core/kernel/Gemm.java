@@ -4,13 +4,14 @@ import io.modelopt.core.tensor.GgmlType;
 import jdk.incubator.vector.FloatVector;
 
 /**
- * The prefill path: a register-blocked float GEMM over decoded weights. For each block of
- * {@link #ROWS} weight rows the rows are decoded once into a per-thread panel, then every group
- * of {@link #TOKEN_GRAIN}·2 tokens is computed as an outer product: per column {@code k}, each
- * row's weight is broadcast and multiplied into two vectors of 16 tokens ({@code xt}, the
- * transposed activations, stored in contiguous 32-token tiles). 16 accumulators, 8 broadcasts and
- * 2 loads per 16 FMAs, no reductions. Repacked matrices ({@link #computePacked}) are decoded a
- * whole row group at a time from their copy, column-major, and tiled the same way.
+ * The prefill path: a register-blocked float GEMM over decoded weights. Weight rows are decoded
+ * once per call, a chunk of {@link #CHUNK_ROWS} at a time (repacked matrices: one row group,
+ * {@link #computePacked}), into per-thread 8-row slices with each column's 8 weights adjacent;
+ * then every tile of {@link #TILE} tokens passes over the chunk's slices as an outer product: per
+ * column {@code k}, each row's weight is broadcast and multiplied into two vectors of 16 tokens
+ * ({@code xt}, the transposed activations, stored in contiguous 32-token tiles). 16 accumulators,
+ * 8 broadcasts and 2 loads per 16 FMAs, no reductions; on AVX-512 the loop runs at the FMA ports'
+ * rate.
  *
  * <p>Numerics: the activations are quantized exactly as for the dot-product kernels (llama.cpp's
  * quantizers), and the weights decode to the reference values; only the order of the float
@@ -29,11 +30,11 @@ final class Gemm {
     /** Tokens per tile of the transposed activations ({@link Activations#xtIndex}). */
     static final int TILE = 2 * TOKEN_GRAIN;
     /**
-     * Largest transposed activation block ({@code cols · tPad} floats) kept across panels; beyond
-     * it the loops run token tile first. Half the 2 MiB L2 of the machine it was tuned on (JMH
-     * {@code MatMulBenchmark}, Q8_0 2048×5632, 128 tokens, 1 thread: 13.5 calls/s before, 27.1 after).
+     * Rows decoded together (4 slices) before the token tiles pass over them: the slices (at most
+     * 32 × cols floats, 720 KB at 5632 columns) and one token tile (as large) stay in a 2 MiB L2
+     * together, each weight is decoded once per call, and each tile is read once per 32 rows.
      */
-    static final long X_CACHE_BYTES = Long.getLong("modelopt.gemm.xCacheBytes", 1L << 20);
+    static final int CHUNK_ROWS = 32;
     /**
      * Calls with at least this many tokens take the GEMM path (below it the per-token kernels
      * win). System property {@code modelopt.gemm.minTokens}: a large value keeps every call on the
@@ -42,46 +43,48 @@ final class Gemm {
      */
     static final int MIN_TOKENS = Math.max(1, Integer.getInteger("modelopt.gemm.minTokens", 16));
 
-    /** Panel scratch of one thread: {@code ROWS · cols} floats plus 16 for spilling a vector. */
+    /**
+     * Panel scratch of one thread: the decoder's output for 8 rows ({@code ROWS · cols} floats,
+     * row-major), a chunk of {@link #CHUNK_ROWS} rows as slices, and 16 floats for spilling a vector.
+     */
     static float[] panel(float[] current, int cols) {
-        int need = ROWS * cols + 16;
+        int need = (ROWS + CHUNK_ROWS) * cols + 16;
         return current != null && current.length >= need ? current : new float[need];
     }
 
     /**
-     * Rows {@code [rowStart, rowEnd)} for all tokens. Whole blocks of {@link #ROWS} go through
-     * the panel; the last partial block through the format's own dot-product kernel.
+     * Rows {@code [rowStart, rowEnd)} for all tokens. Whole blocks of {@link #ROWS} are decoded
+     * by the format's kernel, a chunk at a time, into slices that every token tile passes over; the
+     * last partial block goes through the format's own dot-product kernel.
      */
     static void compute(FormatKernel kernel, WeightMatrix w, Activations a, int rowStart, int rowEnd,
                         float[] out, int outOff, int outStride, float[] panel) {
-        int cols = w.cols();
+        int cols = w.cols(), at = ROWS * cols, spill = (ROWS + CHUNK_ROWS) * cols;
         int r = rowStart;
-        if ((long) cols * a.tPad * Float.BYTES <= X_CACHE_BYTES) {
-            // the transposed activations stay in L2 while every token tile passes over a panel
-            for (; r + ROWS <= rowEnd; r += ROWS) {
-                kernel.dequantizeRows(w, r, ROWS, panel);
-                int t = 0;
-                for (; t + 2 * TOKEN_GRAIN <= a.tPad; t += 2 * TOKEN_GRAIN) block8x32(panel, cols, a, t, r, out, outOff, outStride);
-                if (t < a.tPad) block8x16(panel, cols, a, t, r, out, outOff, outStride);
+        while (r + ROWS <= rowEnd) {
+            int chunk = Math.min(CHUNK_ROWS, (rowEnd - r) / ROWS * ROWS);
+            for (int s = 0; s < chunk; s += ROWS) {
+                kernel.dequantizeRows(w, r + s, ROWS, panel);
+                sliceRowMajor(panel, cols, at + s * cols);
             }
-        } else {
-            // too large for L2 (e.g. FFN down at 128 tokens: 5632 × 128 floats): one token tile at a
-            // time over all panels, so that only that tile's columns (cols × 128 bytes) are live; each
-            // panel is decoded once per tile, which costs far less than missing L2 on every column
-            for (int t = 0; t < a.tPad; ) {
-                boolean wide = t + 2 * TOKEN_GRAIN <= a.tPad;
-                for (r = rowStart; r + ROWS <= rowEnd; r += ROWS) {
-                    kernel.dequantizeRows(w, r, ROWS, panel);
-                    if (wide) block8x32(panel, cols, a, t, r, out, outOff, outStride);
-                    else block8x16(panel, cols, a, t, r, out, outOff, outStride);
-                }
-                t += wide ? 2 * TOKEN_GRAIN : TOKEN_GRAIN;
-            }
+            tiles(panel, at, chunk, spill, cols, a, r, out, outOff, outStride);
+            r += chunk;
         }
         if (r < rowEnd) kernel.compute(w, a, r, rowEnd, out, outOff, outStride);
     }
 
-    /** Panel scratch for {@link #computePacked}: a whole group of rows, column-major, plus 16 floats for spilling. */
+    /** Every token tile over the {@code rows / 8} slices at {@code p[at..]}, the first for weight row {@code r0}. */
+    private static void tiles(float[] p, int at, int rows, int spill, int cols, Activations a, int r0, float[] out, int oo, int os) {
+        int t = 0;
+        for (; t + TILE <= a.tPad; t += TILE) {
+            for (int s = 0; s < rows; s += ROWS) block8x32(p, at + s * cols, spill, cols, a, t, r0 + s, out, oo, os);
+        }
+        if (t < a.tPad) {
+            for (int s = 0; s < rows; s += ROWS) block8x16(p, at + s * cols, spill, cols, a, t, r0 + s, out, oo, os);
+        }
+    }
+
+    /** Panel scratch for {@link #computePacked}: a whole group of rows as 8-row slices, plus 16 floats for spilling. */
     static float[] packedPanel(float[] current, int groupRows, int cols) {
         int need = groupRows * cols + 16;
         return current != null && current.length >= need ? current : new float[need];
@@ -89,61 +92,67 @@ final class Gemm {
 
     /**
      * Row groups {@code [g0, g1)} of a repacked matrix ({@link InterleavedQ4_0}, {@link InterleavedQ8_0})
-     * for all tokens: each group is decoded once, column-major ({@code panel[k·G + i]}, G rows; the
-     * same floats as the reference decoder), and every token tile passes over its 8-row slices, so
-     * a tile's activations serve G rows while they are in cache. The file's own blocks are not read.
+     * for all tokens: each group (G rows) is decoded once straight into G/8 slices (the same floats
+     * as the reference decoder), and every token tile passes over the slices, so a tile's
+     * activations serve G rows while they are in cache. The file's own blocks are not read.
      */
     static void computePacked(WeightMatrix w, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] panel) {
-        int cols = w.cols(), nb = cols / 32, rowsPerGroup = w.packedGroupRows(), spill = rowsPerGroup * cols;
+        int cols = w.cols(), nb = cols / 32, rowsPerGroup = w.packedGroupRows();
+        int spill = rowsPerGroup * cols;
         boolean q4 = w.type() == GgmlType.Q4_0;
         for (int g = g0; g < g1; g++) {
             if (q4) InterleavedQ4_0.decodeGroup(w.packed(), g, nb, panel);
             else InterleavedQ8_0.decodeGroup(w.packed(), g, nb, panel);
-            int t = 0;
-            for (; t + TILE <= a.tPad; t += TILE) {
-                for (int s = 0; s < rowsPerGroup; s += ROWS) block8x32(panel, s, 1, rowsPerGroup, spill, cols, a, t, g * rowsPerGroup + s, out, outOff, outStride);
-            }
-            if (t < a.tPad) {
-                for (int s = 0; s < rowsPerGroup; s += ROWS) block8x16(panel, s, 1, rowsPerGroup, spill, cols, a, t, g * rowsPerGroup + s, out, outOff, outStride);
-            }
+            tiles(panel, 0, rowsPerGroup, spill, cols, a, g * rowsPerGroup, out, outOff, outStride);
         }
     }
 
-    private static void block8x32(float[] p, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
-        block8x32(p, 0, cols, 1, ROWS * cols, cols, a, t0, r0, out, oo, os);
+    /*
+     * The micro-kernels read a slice: 8 rows with each column's 8 weights adjacent, weight (i, k) at
+     * p[pb + 8k + i]. The constant stride is what lets the JIT hoist the array bounds checks out of
+     * the k loop (with a stride only known at run time it checked every broadcast: ~3 extra
+     * instructions per FMA pair, and the loop ran at ~60% of FMA peak).
+     */
+
+    /** Row-major {@code p[i·cols + k]} (8 rows) into the slice at {@code p[at..]}. */
+    private static void sliceRowMajor(float[] p, int cols, int at) {
+        for (int k = 0; k < cols; k++) {
+            int o = at + ROWS * k;
+            for (int i = 0; i < ROWS; i++) p[o + i] = p[i * cols + k];
+        }
     }
 
-    /** The 8×32 tile with weight {@code (i, k)} of the panel at {@code p[pb + i·ri + k·rk]}; {@code p[spill .. +16)} is scratch. */
-    private static void block8x32(float[] p, int pb, int ri, int rk, int spill, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
+    /** The 8×32 tile: slice at {@code p[pb..]}, tokens {@code [t0, t0+32)}; {@code p[spill .. +16)} is scratch. */
+    private static void block8x32(float[] p, int pb, int spill, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
         float[] xt = a.xt;
         int xb = t0 * cols; // the tile's stream (Activations.xtIndex)
         FloatVector c00 = FloatVector.zero(Simd.F), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
         FloatVector c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
         for (int k = 0; k < cols; k++) {
             FloatVector x0 = FloatVector.fromArray(Simd.F, xt, xb + 32 * k), x1 = FloatVector.fromArray(Simd.F, xt, xb + 32 * k + 16);
-            int pk = pb + k * rk;
+            int pk = pb + ROWS * k;
             FloatVector w = FloatVector.broadcast(Simd.F, p[pk]);
             c00 = w.fma(x0, c00);
             c01 = w.fma(x1, c01);
-            w = FloatVector.broadcast(Simd.F, p[pk + ri]);
+            w = FloatVector.broadcast(Simd.F, p[pk + 1]);
             c10 = w.fma(x0, c10);
             c11 = w.fma(x1, c11);
-            w = FloatVector.broadcast(Simd.F, p[pk + 2 * ri]);
+            w = FloatVector.broadcast(Simd.F, p[pk + 2]);
             c20 = w.fma(x0, c20);
             c21 = w.fma(x1, c21);
-            w = FloatVector.broadcast(Simd.F, p[pk + 3 * ri]);
+            w = FloatVector.broadcast(Simd.F, p[pk + 3]);
             c30 = w.fma(x0, c30);
             c31 = w.fma(x1, c31);
-            w = FloatVector.broadcast(Simd.F, p[pk + 4 * ri]);
+            w = FloatVector.broadcast(Simd.F, p[pk + 4]);
             c40 = w.fma(x0, c40);
             c41 = w.fma(x1, c41);
-            w = FloatVector.broadcast(Simd.F, p[pk + 5 * ri]);
+            w = FloatVector.broadcast(Simd.F, p[pk + 5]);
             c50 = w.fma(x0, c50);
             c51 = w.fma(x1, c51);
-            w = FloatVector.broadcast(Simd.F, p[pk + 6 * ri]);
+            w = FloatVector.broadcast(Simd.F, p[pk + 6]);
             c60 = w.fma(x0, c60);
             c61 = w.fma(x1, c61);
-            w = FloatVector.broadcast(Simd.F, p[pk + 7 * ri]);
+            w = FloatVector.broadcast(Simd.F, p[pk + 7]);
             c70 = w.fma(x0, c70);
             c71 = w.fma(x1, c71);
         }
@@ -166,25 +175,22 @@ final class Gemm {
         c71.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 7, n);
     }
 
-    private static void block8x16(float[] p, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
-        block8x16(p, 0, cols, 1, ROWS * cols, cols, a, t0, r0, out, oo, os);
-    }
-
-    private static void block8x16(float[] p, int pb, int ri, int rk, int spill, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
+    /** The 8×16 tile (the last tile when {@code tPad} is an odd number of 16-token grains). */
+    private static void block8x16(float[] p, int pb, int spill, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
         float[] xt = a.xt;
         int xb = t0 * cols; // the tile's stream (Activations.xtIndex)
         FloatVector c0 = FloatVector.zero(Simd.F), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
         for (int k = 0; k < cols; k++) {
             FloatVector x0 = FloatVector.fromArray(Simd.F, xt, xb + 16 * k);
-            int pk = pb + k * rk;
+            int pk = pb + ROWS * k;
             c0 = FloatVector.broadcast(Simd.F, p[pk]).fma(x0, c0);
-            c1 = FloatVector.broadcast(Simd.F, p[pk + ri]).fma(x0, c1);
-            c2 = FloatVector.broadcast(Simd.F, p[pk + 2 * ri]).fma(x0, c2);
-            c3 = FloatVector.broadcast(Simd.F, p[pk + 3 * ri]).fma(x0, c3);
-            c4 = FloatVector.broadcast(Simd.F, p[pk + 4 * ri]).fma(x0, c4);
-            c5 = FloatVector.broadcast(Simd.F, p[pk + 5 * ri]).fma(x0, c5);
-            c6 = FloatVector.broadcast(Simd.F, p[pk + 6 * ri]).fma(x0, c6);
-            c7 = FloatVector.broadcast(Simd.F, p[pk + 7 * ri]).fma(x0, c7);
+            c1 = FloatVector.broadcast(Simd.F, p[pk + 1]).fma(x0, c1);
+            c2 = FloatVector.broadcast(Simd.F, p[pk + 2]).fma(x0, c2);
+            c3 = FloatVector.broadcast(Simd.F, p[pk + 3]).fma(x0, c3);
+            c4 = FloatVector.broadcast(Simd.F, p[pk + 4]).fma(x0, c4);
+            c5 = FloatVector.broadcast(Simd.F, p[pk + 5]).fma(x0, c5);
+            c6 = FloatVector.broadcast(Simd.F, p[pk + 6]).fma(x0, c6);
+            c7 = FloatVector.broadcast(Simd.F, p[pk + 7]).fma(x0, c7);
         }
         int n = a.nTokens;
         c0.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0, n);

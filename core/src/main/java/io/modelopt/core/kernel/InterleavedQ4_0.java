@@ -51,7 +51,7 @@ final class InterleavedQ4_0 {
     static final int RECORD = 640;
     private static final int QUANTS = 512;
 
-    static final long TOUCH_AHEAD = 16 << 10;
+    static final long TOUCH_AHEAD = Long.getLong("modelopt.q4touchAhead", 16 << 10);
     /** {@code -Dmodelopt.q4touch=false} turns the touches off. (The Q8_0 kernel measured slower with them: 12.5 vs 15.0 t/s tiny1b decode.) */
     static final boolean TOUCH = Boolean.parseBoolean(System.getProperty("modelopt.q4touch", "true"));
 
@@ -73,7 +73,7 @@ final class InterleavedQ4_0 {
     /** The packed copy of {@code w}'s whole groups of rows, allocated in {@code arena}. */
     static MemorySegment pack(WeightMatrix w, Arena arena, ComputePool pool) {
         int groups = w.rows() / ROWS;
-        MemorySegment dst = arena.allocate(packedBytes(w.rows(), w.cols()), 64);
+        MemorySegment dst = HugePages.allocate(arena, packedBytes(w.rows(), w.cols()));
         if (pool == null) packGroups(w, dst, 0, groups);
         else pool.parallelFor(groups, (g0, g1, worker) -> packGroups(w, dst, g0, g1));
         return dst;
@@ -100,11 +100,13 @@ final class InterleavedQ4_0 {
     }
 
     /**
-     * Group {@code g} decoded column-major for the prefill GEMM: {@code panel[k·32 + r] = (q - 8)·d}
-     * of row {@code r}, column {@code k} (the reference decoder's floats).
+     * Group {@code g} decoded for the prefill GEMM as four 8-row slices ({@link Gemm}): row {@code r},
+     * column {@code k} at {@code panel[(r / 8)·8·cols + 8k + r % 8] = (q - 8)·d} (the reference
+     * decoder's floats).
      */
     static void decodeGroup(MemorySegment m, int g, int nb, float[] panel) {
         long base = (long) g * nb * RECORD;
+        int slice = 8 * 32 * nb; // floats per 8-row slice
         for (int b = 0; b < nb; b++) {
             long rec = base + (long) b * RECORD;
             FloatVector d0 = FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS, Simd.LE);
@@ -118,8 +120,14 @@ final class InterleavedQ4_0 {
                     FloatVector lo = q.and(0xFFFF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
                     FloatVector hi = q.lanewise(VectorOperators.LSHR, 16).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
                     int col = c + NIBBLE_COLUMN[n];
-                    lo.mul(d0).intoArray(panel, col * ROWS);
-                    hi.mul(d1).intoArray(panel, col * ROWS + 16);
+                    // lanes 0..7 to slice 0 (2 for hi), lanes 8..15 to slice 1 (3): the masked store
+                    // writes lane j at offset + j, hence the - 8
+                    lo = lo.mul(d0);
+                    hi = hi.mul(d1);
+                    lo.intoArray(panel, 8 * col, Simd.LOW8);
+                    lo.intoArray(panel, slice + 8 * col - 8, Simd.HIGH8);
+                    hi.intoArray(panel, 2 * slice + 8 * col, Simd.LOW8);
+                    hi.intoArray(panel, 3 * slice + 8 * col - 8, Simd.HIGH8);
                 }
             }
         }

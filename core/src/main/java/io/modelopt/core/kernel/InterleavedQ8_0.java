@@ -37,7 +37,7 @@ final class InterleavedQ8_0 {
 
     static MemorySegment pack(WeightMatrix w, Arena arena, ComputePool pool) {
         int groups = w.rows() / ROWS;
-        MemorySegment dst = arena.allocate(packedBytes(w.rows(), w.cols()), 64);
+        MemorySegment dst = HugePages.allocate(arena, packedBytes(w.rows(), w.cols()));
         if (pool == null) packGroups(w, dst, 0, groups);
         else pool.parallelFor(groups, (g0, g1, worker) -> packGroups(w, dst, g0, g1));
         return dst;
@@ -60,17 +60,21 @@ final class InterleavedQ8_0 {
     }
 
     /**
-     * Group {@code g} decoded column-major for the prefill GEMM: {@code panel[k·16 + r] = q·d} of row
-     * {@code r}, column {@code k} (the reference decoder's floats).
+     * Group {@code g} decoded for the prefill GEMM as two 8-row slices ({@link Gemm}): row {@code r},
+     * column {@code k} at {@code panel[(r / 8)·8·cols + 8k + r % 8] = q·d} (the reference decoder's floats).
      */
     static void decodeGroup(MemorySegment m, int g, int nb, float[] panel) {
         long base = (long) g * nb * RECORD;
+        int second = 8 * 32 * nb - 8; // where lanes 8..15 of column 0 go, less the 8 lanes they are shifted by
         for (int b = 0; b < nb; b++) {
             long rec = base + (long) b * RECORD;
             FloatVector d = FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS, Simd.LE);
             for (int k = 0; k < 32; k++) {
                 FloatVector w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, rec + 16L * k, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                w.mul(d).intoArray(panel, (32 * b + k) * ROWS);
+                w = w.mul(d);
+                int col = 32 * b + k;
+                w.intoArray(panel, 8 * col, Simd.LOW8);
+                w.intoArray(panel, second + 8 * col, Simd.HIGH8);
             }
         }
     }

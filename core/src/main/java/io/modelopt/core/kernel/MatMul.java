@@ -100,7 +100,8 @@ public final class MatMul {
         boolean packed = mode == KernelMode.VECTOR && w0.isRepacked() && (!gemm || Gemm.FROM_COPY);
         int grain = packed ? w0.packedGroupRows() : gemm ? Gemm.ROWS : ROW_GRAIN;
         Call call = CALL.get();
-        call.set(kernel, x, xOffset, xStride, nTokens, w0.cols(), gemm, packed, packed && !gemm && w0.type() == GgmlType.Q4_0, grain, pool.threads());
+        call.set(kernel, x, xOffset, xStride, nTokens, w0.cols(), gemm, packed, packed && !gemm && w0.type() == GgmlType.Q4_0, grain, pool.threads(),
+                mode == KernelMode.VECTOR);
         call.add(w0, out0, outOffset, outStride);
         if (w1 != null) call.add(w1, out1, 0, w1.rows());
         if (w2 != null) call.add(w2, out2, 0, w2.rows());
@@ -197,14 +198,14 @@ public final class MatMul {
         }
 
         void set(FormatKernel kernel, float[] x, int xOffset, int xStride, int nTokens, int cols,
-                 boolean gemm, boolean packed, boolean q4Activations, int grain, int threads) {
+                 boolean gemm, boolean packed, boolean q4Activations, int grain, int threads, boolean vector) {
             this.kernel = kernel;
             this.gemm = gemm;
             this.packed = packed;
             this.grain = grain;
             this.count = 0;
             if (gemm && panels.length < threads) panels = java.util.Arrays.copyOf(panels, threads);
-            activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, cols, gemm, q4Activations);
+            activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, cols, gemm, q4Activations, vector);
         }
 
         void add(WeightMatrix w, float[] out, int outOffset, int outStride) {

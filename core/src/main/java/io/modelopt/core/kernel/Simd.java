@@ -5,6 +5,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -48,6 +49,10 @@ final class Simd {
      * later activation across a quantization boundary. Lane-wise adds and permutations are exact
      * in every mode. (Not a helper method: a vector passed to a call the JIT does not inline is boxed.)
      */
+    /** Lanes 0–7 and 8–15 of a float vector: the two 8-row slices of a GEMM panel column ({@link Gemm}). */
+    static final VectorMask<Float> LOW8 = VectorMask.fromLong(F, 0x00FFL);
+    static final VectorMask<Float> HIGH8 = VectorMask.fromLong(F, 0xFF00L);
+
     static final VectorShuffle<Float> SWAP8 = VectorShuffle.fromOp(F, i -> i ^ 8);
     static final VectorShuffle<Float> SWAP4 = VectorShuffle.fromOp(F, i -> i ^ 4);
     static final VectorShuffle<Float> SWAP2 = VectorShuffle.fromOp(F, i -> i ^ 2);
