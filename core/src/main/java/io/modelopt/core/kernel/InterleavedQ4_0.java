@@ -1,6 +1,5 @@
 package io.modelopt.core.kernel;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.ByteVector;
@@ -70,13 +69,11 @@ final class InterleavedQ4_0 {
         return r < 16 ? 2 * r : 2 * (r - 16) + 1;
     }
 
-    /** The packed copy of {@code w}'s whole groups of rows, allocated in {@code arena}. */
-    static MemorySegment pack(WeightMatrix w, Arena arena, ComputePool pool) {
+    /** Fills {@code dst} ({@link #packedBytes} long) with the packed copy of {@code w}'s whole groups of rows. */
+    static void pack(WeightMatrix w, MemorySegment dst, ComputePool pool) {
         int groups = w.rows() / ROWS;
-        MemorySegment dst = HugePages.allocate(arena, packedBytes(w.rows(), w.cols()));
         if (pool == null) packGroups(w, dst, 0, groups);
         else pool.parallelFor(groups, (g0, g1, worker) -> packGroups(w, dst, g0, g1));
-        return dst;
     }
 
     private static void packGroups(WeightMatrix w, MemorySegment dst, int g0, int g1) {

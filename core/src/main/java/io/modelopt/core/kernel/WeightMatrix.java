@@ -13,6 +13,7 @@ import io.modelopt.core.tensor.GgmlType;
 import io.modelopt.core.tensor.TensorData;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
 import java.util.EnumSet;
 import java.util.Set;
 
@@ -103,10 +104,37 @@ public final class WeightMatrix {
         return repacked(arena, null);
     }
 
-    /** As {@link #repacked(Arena)}, the copying split over {@code pool}'s threads (null: the calling thread); the arena must be shared then. */
+    /**
+     * As {@link #repacked(Arena)}, the copying split over {@code pool}'s threads (null: the calling
+     * thread); the arena must be shared then. The copy is on huge pages where the OS allows
+     * ({@link HugePages}).
+     */
     public WeightMatrix repacked(Arena arena, ComputePool pool) {
         if (!canRepack()) return this;
-        return new WeightMatrix(tensor, tensor.type() == GgmlType.Q4_0 ? InterleavedQ4_0.pack(this, arena, pool) : InterleavedQ8_0.pack(this, arena, pool));
+        return repacked(SegmentAllocator.slicingAllocator(HugePages.allocate(arena, repackBytes())), pool);
+    }
+
+    /**
+     * As {@link #repacked(Arena, ComputePool)}, the copy taken from {@code allocator} ({@link #repackBytes()}
+     * bytes, 64-byte aligned), which must keep it alive as long as the result is used. For many
+     * matrices sliced from one huge-page region: one region rounds up to a whole huge page once,
+     * not once per matrix (tiny1b: 150 MB).
+     */
+    public WeightMatrix repacked(SegmentAllocator allocator, ComputePool pool) {
+        if (!canRepack()) return this;
+        MemorySegment dst = allocator.allocate(repackBytes(), REPACK_ALIGNMENT);
+        if (tensor.type() == GgmlType.Q4_0) InterleavedQ4_0.pack(this, dst, pool);
+        else InterleavedQ8_0.pack(this, dst, pool);
+        return new WeightMatrix(tensor, dst);
+    }
+
+    /** Alignment of a repacked copy (a cache line; the records are multiples of it). */
+    public static final long REPACK_ALIGNMENT = 64;
+
+    /** Bytes of the copy {@link #repacked} makes; 0 when {@link #canRepack()} is false. */
+    public long repackBytes() {
+        if (!canRepack()) return 0;
+        return tensor.type() == GgmlType.Q4_0 ? InterleavedQ4_0.packedBytes(rows, cols) : InterleavedQ8_0.packedBytes(rows, cols);
     }
 
     /**

@@ -2,11 +2,13 @@ package io.modelopt.core.model.llama;
 
 import io.modelopt.core.ModelFormatException;
 import io.modelopt.core.kernel.ComputePool;
+import io.modelopt.core.kernel.HugePages;
 import io.modelopt.core.kernel.WeightMatrix;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
 import io.modelopt.core.tensor.TensorData;
 import java.lang.foreign.Arena;
+import java.lang.foreign.SegmentAllocator;
 import java.util.Arrays;
 import java.util.Map;
 
@@ -67,18 +69,31 @@ public final class LlamaWeights {
      * (null: the calling thread); the embedding lookup keeps reading in place.
      */
     public LlamaWeights repacked(Arena arena, ComputePool pool) {
+        // one region for all copies: huge pages round up once per model, not once per matrix
+        long total = slot(output);
+        for (Layer l : layers) {
+            for (WeightMatrix m : matrices(l)) total += slot(m);
+        }
+        if (total == 0) return this;
+        SegmentAllocator region = SegmentAllocator.slicingAllocator(HugePages.allocate(arena, total));
         Layer[] ls = new Layer[layers.length];
         for (int i = 0; i < ls.length; i++) {
             Layer l = layers[i];
-            ls[i] = new Layer(l.attnNorm(), repack(l.wq(), arena, pool), repack(l.wk(), arena, pool), repack(l.wv(), arena, pool), l.bq(), l.bk(), l.bv(),
-                    repack(l.wo(), arena, pool), l.ffnNorm(), repack(l.gate(), arena, pool), repack(l.up(), arena, pool), repack(l.down(), arena, pool));
+            ls[i] = new Layer(l.attnNorm(), repack(l.wq(), region, pool), repack(l.wk(), region, pool), repack(l.wv(), region, pool), l.bq(), l.bk(), l.bv(),
+                    repack(l.wo(), region, pool), l.ffnNorm(), repack(l.gate(), region, pool), repack(l.up(), region, pool), repack(l.down(), region, pool));
         }
-        return new LlamaWeights(tokenEmbedding, outputNorm, repack(output, arena, pool), tied, ls, ropeFreqFactors);
+        return new LlamaWeights(tokenEmbedding, outputNorm, repack(output, region, pool), tied, ls, ropeFreqFactors);
+    }
+
+    /** Room for one matrix's copy in the shared region (its bytes plus the most alignment padding can take). */
+    private static long slot(WeightMatrix m) {
+        long n = m.repackBytes();
+        return n == 0 ? 0 : n + WeightMatrix.REPACK_ALIGNMENT;
     }
 
     /** One matrix repacked, its copied file pages released at once (so that load never holds both for the whole model). */
-    private static WeightMatrix repack(WeightMatrix m, Arena arena, ComputePool pool) {
-        WeightMatrix r = m.repacked(arena, pool);
+    private static WeightMatrix repack(WeightMatrix m, SegmentAllocator region, ComputePool pool) {
+        WeightMatrix r = m.repacked(region, pool);
         r.unloadCopiedSource();
         return r;
     }
