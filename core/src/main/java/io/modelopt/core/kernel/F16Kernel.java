@@ -73,14 +73,17 @@ final class F16Kernel {
         }
 
         private static float dot1(float[] wr, int cols, float[] x, int xo) {
-            FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0;
+            // four independent FMA chains: with two, the loop waited on the FMA latency (4 cycles)
+            FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0;
             int k = 0;
-            for (; k + 32 <= cols; k += 32) {
+            for (; k + 64 <= cols; k += 64) {
                 a0 = FloatVector.fromArray(Simd.F, wr, k).fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
                 a1 = FloatVector.fromArray(Simd.F, wr, k + 16).fma(FloatVector.fromArray(Simd.F, x, xo + k + 16), a1);
+                a2 = FloatVector.fromArray(Simd.F, wr, k + 32).fma(FloatVector.fromArray(Simd.F, x, xo + k + 32), a2);
+                a3 = FloatVector.fromArray(Simd.F, wr, k + 48).fma(FloatVector.fromArray(Simd.F, x, xo + k + 48), a3);
             }
             for (; k + 16 <= cols; k += 16) a0 = FloatVector.fromArray(Simd.F, wr, k).fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
-            a0 = a0.add(a1);
+            a0 = a0.add(a1).add(a2.add(a3));
             a0 = a0.add(a0.rearrange(Simd.SWAP8));
             a0 = a0.add(a0.rearrange(Simd.SWAP4));
             a0 = a0.add(a0.rearrange(Simd.SWAP2));
