@@ -184,6 +184,7 @@ class InterleavedWeightsTest {
         assertFalse(q6.canRepack());
     }
 
+    @org.junit.jupiter.api.Tag("allocation") // run in a JVM of its own (see the parent pom)
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
     @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
     void steadyStateCallsDoNotAllocate(GgmlType type) throws ReflectiveOperationException {

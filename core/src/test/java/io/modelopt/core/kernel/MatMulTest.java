@@ -334,6 +334,7 @@ class MatMulTest {
     static Stream<GgmlType> types() { return Stream.of(TYPES); }
 
     /** A steady-state call allocates nothing on the calling thread (scratch and tasks are reused). */
+    @org.junit.jupiter.api.Tag("allocation") // run in a JVM of its own (see the parent pom)
     @ParameterizedTest(name = "{0}")
     @MethodSource("types")
     void steadyStateCallsDoNotAllocate(GgmlType t) throws ReflectiveOperationException {
