@@ -98,6 +98,51 @@ public final class AttentionKernel {
         }
     }
 
+    /** Queries per {@link #attendTransposed4} call. */
+    public static final int QUERIES = 4;
+
+    /**
+     * Whether {@link #attendTransposed4} handles this head size in {@code mode} (vector kernels,
+     * whole pairs of 16-lane vectors per head).
+     */
+    public static boolean canAttendFour(KernelMode mode, int headDim) {
+        return mode == KernelMode.VECTOR && headDim % (2 * ElementwiseVector.SPECIES.length()) == 0;
+    }
+
+    /**
+     * {@link #attendTransposed} for four queries that read the same keys and values (four heads
+     * of one GQA group at one position, or one head at four positions of a sequence), so that each
+     * key and value vector loaded serves four queries instead of one. Query {@code i} is at
+     * {@code q[qOffs[i]]}, attends over positions {@code [0, ns[i])} and writes
+     * {@code out[outOffs[i] .. + headDim)}; {@code scores} holds {@code 4 · scoreStride} floats,
+     * {@code scoreStride ≥ max(ns)}. Each query's result equals {@link #attendTransposed}'s: every
+     * score and output lane is the same chain of FMAs in the same order; positions past a query's
+     * own length get weight 0 (which adds nothing unless the value there is infinite or NaN).
+     * Requires {@link #canAttendFour}.
+     */
+    public static void attendTransposed4(float[] q, int[] qOffs, int headDim, float scale,
+                                         float[] keysT, int kBase, int kStride, float[] values, int vBase, int vStride,
+                                         int[] ns, boolean f16Weights, float[] scores, int scoreStride, float[] out, int[] outOffs) {
+        int nMax = 0;
+        for (int i = 0; i < QUERIES; i++) nMax = Math.max(nMax, ns[i]);
+        if (scoreStride < nMax || scores.length < QUERIES * scoreStride) {
+            throw new IllegalArgumentException("score scratch: stride " + scoreStride + " and length " + scores.length + " for " + nMax + " positions");
+        }
+        int p = ElementwiseVector.transposedScores4(q, qOffs, headDim, keysT, kBase, kStride, nMax, scale, scores, scoreStride);
+        for (int i = 0; i < QUERIES; i++) {
+            int so = i * scoreStride, qo = qOffs[i];
+            for (int pp = p; pp < nMax; pp++) {
+                float sum = 0;
+                for (int d = 0; d < headDim; d++) sum = Math.fma(q[qo + d], keysT[kBase + d * kStride + pp], sum);
+                scores[so + pp] = sum * scale;
+            }
+            Softmax.apply(KernelMode.VECTOR, scores, so, ns[i]);
+            if (f16Weights) roundToF16(scores, so, ns[i]);
+            java.util.Arrays.fill(scores, so + ns[i], so + nMax, 0f);
+        }
+        ElementwiseVector.weightedSum4(scores, scoreStride, nMax, values, vBase, vStride, headDim, out, outOffs);
+    }
+
     /** x[i] = nearest F16 of x[i], for i in [0, n). */
     public static void roundToF16(float[] x, int n) {
         roundToF16(x, 0, n);

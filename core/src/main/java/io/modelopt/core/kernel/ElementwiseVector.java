@@ -185,4 +185,64 @@ final class ElementwiseVector {
         return d;
     }
 
+
+    /**
+     * {@link #transposedScores} for four queries at {@code qOffs[0..3]} over the same keys, scores
+     * of query {@code i} at {@code scores[i·stride + p]}: one key vector load per four FMAs.
+     */
+    static int transposedScores4(float[] q, int[] qOffs, int headDim, float[] kT, int base, int stride, int n, float scale,
+                                 float[] scores, int scoreStride) {
+        int q0 = qOffs[0], q1 = qOffs[1], q2 = qOffs[2], q3 = qOffs[3];
+        int p = 0;
+        for (int bound = SPECIES.loopBound(n); p < bound; p += LANES) {
+            FloatVector a0 = FloatVector.zero(SPECIES), a1 = a0, a2 = a0, a3 = a0;
+            for (int d = 0; d < headDim; d++) {
+                FloatVector k = FloatVector.fromArray(SPECIES, kT, base + d * stride + p);
+                a0 = k.fma(FloatVector.broadcast(SPECIES, q[q0 + d]), a0);
+                a1 = k.fma(FloatVector.broadcast(SPECIES, q[q1 + d]), a1);
+                a2 = k.fma(FloatVector.broadcast(SPECIES, q[q2 + d]), a2);
+                a3 = k.fma(FloatVector.broadcast(SPECIES, q[q3 + d]), a3);
+            }
+            a0.mul(scale).intoArray(scores, p);
+            a1.mul(scale).intoArray(scores, scoreStride + p);
+            a2.mul(scale).intoArray(scores, 2 * scoreStride + p);
+            a3.mul(scale).intoArray(scores, 3 * scoreStride + p);
+        }
+        return p;
+    }
+
+    /**
+     * {@link #weightedSum} for four weight rows ({@code w[i·wStride + p]}, {@code p < n}) over the
+     * same values, into {@code out[outOffs[i] + d]}; {@code cols} a multiple of {@code 2·LANES}.
+     * Each output lane is the FMA chain over p in order, from 0, as in {@link #weightedSum}.
+     */
+    static void weightedSum4(float[] w, int wStride, int n, float[] v, int vBase, int vStride, int cols, float[] out, int[] outOffs) {
+        for (int d = 0; d + 2 * LANES <= cols; d += 2 * LANES) {
+            FloatVector a00 = FloatVector.zero(SPECIES), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+            for (int p = 0; p < n; p++) {
+                int off = vBase + p * vStride + d;
+                FloatVector v0 = FloatVector.fromArray(SPECIES, v, off), v1 = FloatVector.fromArray(SPECIES, v, off + LANES);
+                FloatVector x = FloatVector.broadcast(SPECIES, w[p]);
+                a00 = v0.fma(x, a00);
+                a01 = v1.fma(x, a01);
+                x = FloatVector.broadcast(SPECIES, w[wStride + p]);
+                a10 = v0.fma(x, a10);
+                a11 = v1.fma(x, a11);
+                x = FloatVector.broadcast(SPECIES, w[2 * wStride + p]);
+                a20 = v0.fma(x, a20);
+                a21 = v1.fma(x, a21);
+                x = FloatVector.broadcast(SPECIES, w[3 * wStride + p]);
+                a30 = v0.fma(x, a30);
+                a31 = v1.fma(x, a31);
+            }
+            a00.intoArray(out, outOffs[0] + d);
+            a01.intoArray(out, outOffs[0] + d + LANES);
+            a10.intoArray(out, outOffs[1] + d);
+            a11.intoArray(out, outOffs[1] + d + LANES);
+            a20.intoArray(out, outOffs[2] + d);
+            a21.intoArray(out, outOffs[2] + d + LANES);
+            a30.intoArray(out, outOffs[3] + d);
+            a31.intoArray(out, outOffs[3] + d + LANES);
+        }
+    }
 }

@@ -88,7 +88,14 @@ public final class LlamaRunner implements ModelRunner {
     private final Logits logits;     // over (maxLogitsRows, vocab)
     private final float[] logitsBuffer;
     // per worker attention scratch
-    private final float[][] scores;     // (threads, contextLength)
+    private final float[][] scores;     // (threads, contextLength, or 4 × contextLength with attention over four queries)
+    /**
+     * Attention items: blocks of {@code blockTokens} tokens × {@code blockHeads} heads. With the
+     * four-query kernel ({@link AttentionKernel#attendTransposed4}) a block is four heads of one
+     * KV group (GQA with groups of 4, 8, …) or one head at four consecutive tokens; else one pair.
+     */
+    private final int blockTokens, blockHeads;
+    private final int[][] quadQ, quadN; // (threads, 4) scratch of the four-query calls
     private final long[][] rowOffsets;  // (threads, contextLength)
     // keys and values of the batch's multi-token sequences as floats, converted once per layer;
     // a sequence of `rows` positions starting at dense row r0 occupies [r0·kvDim, (r0+rows)·kvDim) of both:
@@ -157,7 +164,12 @@ public final class LlamaRunner implements ModelRunner {
         this.logits = new Logits(logitsBuffer, vocab);
         this.ownsPool = options.computePool() == null;
         this.pool = ownsPool ? new ComputePool(options.threads()) : options.computePool();
-        this.scores = new float[options.threads()][contextLength];
+        boolean four = AttentionKernel.canAttendFour(mode, headDim);
+        this.blockHeads = four && groupSize % AttentionKernel.QUERIES == 0 ? AttentionKernel.QUERIES : 1;
+        this.blockTokens = four && blockHeads == 1 ? AttentionKernel.QUERIES : 1;
+        this.scores = new float[options.threads()][(four ? AttentionKernel.QUERIES : 1) * contextLength];
+        this.quadQ = new int[options.threads()][AttentionKernel.QUERIES];
+        this.quadN = new int[options.threads()][AttentionKernel.QUERIES];
         this.rowOffsets = new long[options.threads()][contextLength];
         this.densePositions = 2 * n;
         this.denseKeys = new float[Math.multiplyExact(densePositions, kvDim)];
@@ -217,8 +229,8 @@ public final class LlamaRunner implements ModelRunner {
                 // causal attention costs grow with the position: pieces of at most one token's heads,
                 // latest (dearest) tokens first (attention() walks the items backwards), so the threads
                 // finish together; a static split gave one thread three quarters of a prefill's attention
-                int items = n * numHeads;
-                pool.parallelForDynamic(items, Math.max(1, Math.min(numHeads, items / (4 * pool.threads()))), attentionTask);
+                int headBlocks = numHeads / blockHeads, items = (n + blockTokens - 1) / blockTokens * headBlocks;
+                pool.parallelForDynamic(items, Math.max(1, Math.min(headBlocks, items / (4 * pool.threads()))), attentionTask);
                 MatMul.matmul(pool, w.wo(), att, n, xb);
                 norm = w.ffnNorm();
                 pool.parallelFor(n, ffnNormTask);
@@ -351,37 +363,68 @@ public final class LlamaRunner implements ModelRunner {
     }
 
     /**
-     * Items are (token, head) pairs, item {@code i} of the range being pair {@code last - i} (the
-     * latest tokens first); the slot offsets of a token's positions are looked up once per token
-     * in a range.
+     * Items are blocks of {@code blockTokens × blockHeads} (token, head) pairs, item {@code i} of
+     * the range being block {@code last - i} (the latest tokens first). A block whose four pairs
+     * attend over the same dense keys and values goes to the four-query kernel; any other pair on
+     * its own. The slot offsets of a token's positions are looked up once per token in a range.
      */
     private void attention(int start, int end, int worker) {
         float[] sc = scores[worker];
         long[] offs = rowOffsets[worker];
         long rowBytes = cache.rowBytes();
         int elemBytes = cache.dtype().bytes();
-        int currentToken = -1, n = 0, last = batch.size() * numHeads - 1;
+        int size = batch.size(), headBlocks = numHeads / blockHeads;
+        int currentToken = -1, n = 0, last = (size + blockTokens - 1) / blockTokens * headBlocks - 1;
         for (int item = start; item < end; item++) {
             int i = last - item;
-            int t = i / numHeads, h = i % numHeads;
-            int j = batch.sequenceIndex(t), dense = denseStart[j];
-            if (dense >= 0) {
-                int out = t * qDim + h * headDim, rows = batch.lastPosition(j) + 1, kvh = h / groupSize;
-                AttentionKernel.attendTransposed(mode, q, out, headDim, attentionScale,
-                        denseKeys, dense * kvDim + kvh * headDim * rows, rows,
-                        denseValues, dense * kvDim + kvh * headDim, kvDim, batch.position(t) + 1, cache.dtype() == KvDtype.F16, sc, att, out);
-                continue;
+            int t0 = i / headBlocks * blockTokens, h0 = i % headBlocks * blockHeads;
+            if (blockTokens * blockHeads == AttentionKernel.QUERIES && attendFour(t0, h0, worker)) continue;
+            for (int t = t0; t < Math.min(size, t0 + blockTokens); t++) {
+                for (int h = h0; h < h0 + blockHeads; h++) {
+                    int j = batch.sequenceIndex(t), dense = denseStart[j];
+                    if (dense >= 0) {
+                        int out = t * qDim + h * headDim, rows = batch.lastPosition(j) + 1, kvh = h / groupSize;
+                        AttentionKernel.attendTransposed(mode, q, out, headDim, attentionScale,
+                                denseKeys, dense * kvDim + kvh * headDim * rows, rows,
+                                denseValues, dense * kvDim + kvh * headDim, kvDim, batch.position(t) + 1, cache.dtype() == KvDtype.F16, sc, att, out);
+                        continue;
+                    }
+                    if (t != currentToken) {
+                        currentToken = t;
+                        int seq = batch.sequenceId(t);
+                        n = batch.position(t) + 1;
+                        for (int p = 0; p < n; p++) offs[p] = cache.slot(seq, p) * rowBytes;
+                    }
+                    long headOffset = (long) (h / groupSize) * headDim * elemBytes;
+                    AttentionKernel.attend(mode, q, t * qDim + h * headDim, headDim, attentionScale,
+                            cache.keys(layer), cache.values(layer), cache.dtype().ggmlType(), offs, headOffset, n, sc, att, t * qDim + h * headDim);
+                }
             }
-            if (t != currentToken) {
-                currentToken = t;
-                int seq = batch.sequenceId(t);
-                n = batch.position(t) + 1;
-                for (int p = 0; p < n; p++) offs[p] = cache.slot(seq, p) * rowBytes;
-            }
-            long headOffset = (long) (h / groupSize) * headDim * elemBytes;
-            AttentionKernel.attend(mode, q, t * qDim + h * headDim, headDim, attentionScale,
-                    cache.keys(layer), cache.values(layer), cache.dtype().ggmlType(), offs, headOffset, n, sc, att, t * qDim + h * headDim);
         }
+    }
+
+    /**
+     * The block at token {@code t0}, head {@code h0} with the four-query kernel, if its four pairs
+     * read the same dense keys and values (same sequence, densified; the heads of a block always
+     * share a KV head); false otherwise (then the caller does them one by one).
+     */
+    private boolean attendFour(int t0, int h0, int worker) {
+        int tEnd = t0 + blockTokens - 1;
+        if (tEnd >= batch.size()) return false;
+        int j = batch.sequenceIndex(t0), dense = denseStart[j];
+        if (dense < 0 || batch.sequenceIndex(tEnd) != j) return false;
+        int[] qo = quadQ[worker], ns = quadN[worker];
+        for (int k = 0; k < AttentionKernel.QUERIES; k++) {
+            int t = t0 + (blockTokens == 1 ? 0 : k), h = h0 + (blockHeads == 1 ? 0 : k);
+            qo[k] = t * qDim + h * headDim;
+            ns[k] = batch.position(t) + 1;
+        }
+        int rows = batch.lastPosition(j) + 1, kvh = h0 / groupSize;
+        float[] sc = scores[worker];
+        AttentionKernel.attendTransposed4(q, qo, headDim, attentionScale,
+                denseKeys, dense * kvDim + kvh * headDim * rows, rows,
+                denseValues, dense * kvDim + kvh * headDim, kvDim, ns, cache.dtype() == KvDtype.F16, sc, sc.length / AttentionKernel.QUERIES, att, qo);
+        return true;
     }
 
     /** x += Wo·att (in xb); xb = rmsnorm(x) · ffn_norm. */
