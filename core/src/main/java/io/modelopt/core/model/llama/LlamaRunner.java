@@ -45,7 +45,9 @@ import org.slf4j.LoggerFactory;
  * <p>Attention reads the cache in one of two ways. A sequence with several tokens in the batch
  * (prefill, perplexity windows) has its cached keys and values copied to float arrays once per
  * layer, keys transposed, and every (token, head) of it attends over those
- * ({@link AttentionKernel#attendTransposed}); a sequence with one token (decode) reads the cache
+ * ({@link AttentionKernel#attendTransposed}, or four at a time with
+ * {@link AttentionKernel#attendTransposed4}: the heads of a GQA group, or one head at four
+ * positions); a sequence with one token (decode) reads the cache
  * rows directly ({@link AttentionKernel#attend}), through the cache's slot mapping, so a paged
  * cache works the same way. Both compute the same function; they differ only in float rounding.
  *
