@@ -63,16 +63,20 @@ final class InterleavedQ8_0 {
      */
     static void decodeGroup(MemorySegment m, int g, int nb, float[] panel) {
         long base = (long) g * nb * RECORD;
-        int second = 8 * 32 * nb - 8; // where lanes 8..15 of column 0 go, less the 8 lanes they are shifted by
+        int slice = 8 * 32 * nb; // floats per 8-row slice
         for (int b = 0; b < nb; b++) {
             long rec = base + (long) b * RECORD;
-            FloatVector d = FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS, Simd.LE);
+            // 8-lane halves, one per slice: plain 32-byte stores (two masked 64-byte stores per
+            // column, half of them straddling cache lines, took twice as long)
+            FloatVector d0 = FloatVector.fromMemorySegment(Simd.F8, m, rec + QUANTS, Simd.LE);
+            FloatVector d1 = FloatVector.fromMemorySegment(Simd.F8, m, rec + QUANTS + 32, Simd.LE);
             for (int k = 0; k < 32; k++) {
-                FloatVector w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, rec + 16L * k, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                w = w.mul(d);
+                long at = rec + 16L * k;
+                FloatVector lo = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B8, m, at, Simd.LE).convertShape(VectorOperators.B2I, Simd.I8, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector hi = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B8, m, at + 8, Simd.LE).convertShape(VectorOperators.B2I, Simd.I8, 0)).convert(VectorOperators.I2F, 0);
                 int col = 32 * b + k;
-                w.intoArray(panel, 8 * col, Simd.LOW8);
-                w.intoArray(panel, second + 8 * col, Simd.HIGH8);
+                lo.mul(d0).intoArray(panel, 8 * col);
+                hi.mul(d1).intoArray(panel, slice + 8 * col);
             }
         }
     }

@@ -28,6 +28,10 @@ final class Simd {
     static final VectorSpecies<Integer> I = IntVector.SPECIES_512;
     static final VectorSpecies<Byte> B16 = ByteVector.SPECIES_128;
     static final VectorSpecies<Short> S16 = ShortVector.SPECIES_256;
+    /** 8-lane species: one column of an 8-row GEMM slice ({@link Gemm}), written without masks. */
+    static final VectorSpecies<Float> F8 = FloatVector.SPECIES_256;
+    static final VectorSpecies<Integer> I8 = IntVector.SPECIES_256;
+    static final VectorSpecies<Byte> B8 = ByteVector.SPECIES_64;
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     /** Bits of the float 2^23. */

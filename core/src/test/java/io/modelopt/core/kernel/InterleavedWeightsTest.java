@@ -192,7 +192,7 @@ class InterleavedWeightsTest {
         java.lang.reflect.Method allocatedBytes = Class.forName("com.sun.management.ThreadMXBean").getMethod("getCurrentThreadAllocatedBytes");
         int rows = 100, cols = 2048; // a model-sized row: long loops are compiled differently from short ones
         WeightMatrix w = MatMulTest.matrix(type, rows, cols, 2).repacked(arena);
-        for (int nTokens : new int[]{1, 4}) {
+        for (int nTokens : new int[]{1, 4, 20}) { // decode kernels, then the prefill GEMM over panels decoded from the copy
             float[] x = MatMulTest.activations(nTokens * cols, 3), out = new float[rows * nTokens];
             long allocated = Long.MAX_VALUE;
             long deadline = System.nanoTime() + 30_000_000_000L;
