@@ -69,14 +69,8 @@ final class InterleavedQ4_0 {
         return r < 16 ? 2 * r : 2 * (r - 16) + 1;
     }
 
-    /** Fills {@code dst} ({@link #packedBytes} long) with the packed copy of {@code w}'s whole groups of rows. */
-    static void pack(WeightMatrix w, MemorySegment dst, ComputePool pool) {
-        int groups = w.rows() / ROWS;
-        if (pool == null) packGroups(w, dst, 0, groups);
-        else pool.parallelFor(groups, (g0, g1, worker) -> packGroups(w, dst, g0, g1));
-    }
-
-    private static void packGroups(WeightMatrix w, MemorySegment dst, int g0, int g1) {
+    /** Writes groups {@code [g0, g1)} of {@code w}'s packed copy into {@code dst} ({@link #packedBytes} long in all). */
+    static void packGroups(WeightMatrix w, MemorySegment dst, int g0, int g1) {
         int nb = w.cols() / 32;
         MemorySegment src = w.data();
         long rowBytes = w.rowBytes();
@@ -177,7 +171,7 @@ final class InterleavedQ4_0 {
             f0 = lo.fma(FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS, Simd.LE).mul(dx), f0);
             f1 = hi.fma(FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS + 64, Simd.LE).mul(dx), f1);
         }
-        Prefetch.sink += sink;
+        Prefetch.keep(sink);
         f0.intoArray(out, o);
         f1.intoArray(out, o + 16);
     }

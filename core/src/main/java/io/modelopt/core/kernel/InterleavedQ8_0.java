@@ -34,14 +34,8 @@ final class InterleavedQ8_0 {
         return (long) (rows / ROWS) * (cols / 32) * RECORD;
     }
 
-    /** Fills {@code dst} ({@link #packedBytes} long) with the packed copy of {@code w}'s whole groups of rows. */
-    static void pack(WeightMatrix w, MemorySegment dst, ComputePool pool) {
-        int groups = w.rows() / ROWS;
-        if (pool == null) packGroups(w, dst, 0, groups);
-        else pool.parallelFor(groups, (g0, g1, worker) -> packGroups(w, dst, g0, g1));
-    }
-
-    private static void packGroups(WeightMatrix w, MemorySegment dst, int g0, int g1) {
+    /** Writes groups {@code [g0, g1)} of {@code w}'s packed copy into {@code dst} ({@link #packedBytes} long in all). */
+    static void packGroups(WeightMatrix w, MemorySegment dst, int g0, int g1) {
         int nb = w.cols() / 32;
         MemorySegment src = w.data();
         long rowBytes = w.rowBytes();

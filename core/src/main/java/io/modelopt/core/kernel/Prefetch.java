@@ -16,12 +16,22 @@ final class Prefetch {
 
     private static final int LINE = 64;
 
-    /** Read by nobody; written so that the loads are not dead code. */
+    /** Read by nobody; written (almost never) so that the loads are not dead code. */
     static int sink;
 
     static void touch(MemorySegment m, long from, long bytes) {
         int acc = 0;
         for (long o = 0; o < bytes; o += LINE) acc += m.get(ValueLayout.JAVA_BYTE, from + o);
-        sink += acc;
+        keep(acc);
+    }
+
+    /**
+     * Keeps the loads that produced {@code acc} alive. The JIT cannot prove the condition false, so
+     * the loads stay; the field is written only in the rare case it holds, because a write on
+     * every call (both cores, thousands of times per token) would bounce the field's cache line
+     * between the cores.
+     */
+    static void keep(int acc) {
+        if (acc == 0x7EADBEEF) sink = acc;
     }
 }

@@ -123,8 +123,14 @@ public final class WeightMatrix {
     public WeightMatrix repacked(SegmentAllocator allocator, ComputePool pool) {
         if (!canRepack()) return this;
         MemorySegment dst = allocator.allocate(repackBytes(), REPACK_ALIGNMENT);
-        if (tensor.type() == GgmlType.Q4_0) InterleavedQ4_0.pack(this, dst, pool);
-        else InterleavedQ8_0.pack(this, dst, pool);
+        boolean q4 = tensor.type() == GgmlType.Q4_0;
+        ComputePool.RangeTask fill = (g0, g1, worker) -> {
+            if (q4) InterleavedQ4_0.packGroups(this, dst, g0, g1);
+            else InterleavedQ8_0.packGroups(this, dst, g0, g1);
+        };
+        int groups = rows / packedGroupRows();
+        if (pool == null) fill.run(0, groups, 0);
+        else pool.parallelFor(groups, fill);
         return new WeightMatrix(tensor, dst);
     }
 

@@ -3,6 +3,7 @@ package io.modelopt.core.kernel;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.modelopt.core.quant.Q8_0;
@@ -70,7 +71,7 @@ class Q8_0VectorTest {
         assertEquals(Float.NaN, d[0]);
         assertEquals(Float.NaN, d[1]);
         assertEquals(Float.NaN, d[2]);
-        assertEquals(Float.isFinite(d[3]), true);
+        assertTrue(Float.isFinite(d[3]));
         assertArrayEquals(new float[32], java.util.Arrays.copyOfRange(q, 0, 32));
     }
 
