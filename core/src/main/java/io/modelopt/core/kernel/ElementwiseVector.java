@@ -20,7 +20,9 @@ import jdk.incubator.vector.VectorSpecies;
  * fallback (a tree vs a sequential sum, SVML vs {@code Math.exp}), so a run's logits would change
  * with warm-up. Sums are therefore reduced lane by lane in a fixed order (lane 0 first, written out where needed) and
  * exponentials are {@link GgmlExp}'s polynomial of FMAs (in {@link #expShift} and {@link #siluMul}), which every tier computes
- * identically, lane for lane equal to {@link GgmlExp#expf}.
+ * identically, lane for lane equal to {@link GgmlExp#expf}. The polynomial is written out in both
+ * loops on purpose: as a helper taking a {@code FloatVector} it was once compiled on its own, was
+ * then no longer inlined, and boxed every vector (~200 KB per decode token).
  */
 final class ElementwiseVector {
     private ElementwiseVector() {}
