@@ -34,34 +34,102 @@ public final class AttentionKernel {
     static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
+    /** Cached rows that the vector path of {@link #attend} converts to float at a time. */
+    public static final int ROW_CHUNK = 128;
+
+    /** Floats of the {@code rows} scratch that {@link #attend} needs for this head size. */
+    public static int rowScratch(int headDim) {
+        return ROW_CHUNK * headDim;
+    }
+
     /**
-     * @param scores scratch of at least {@code n} floats; holds the attention weights afterwards
-     * @param out    receives the {@code headDim} outputs at {@code outOff} (overwritten)
+     * Attention of {@code heads} query heads that share one KV head (consecutive heads of a GQA
+     * group; one head without GQA) over {@code n} cached rows read in place: head {@code i}'s query
+     * is at {@code q[qOff + i·headDim]}, its output goes to {@code out[outOff + i·headDim]}.
+     *
+     * <p>The vector path converts the KV head's part of {@link #ROW_CHUNK} rows at a time to
+     * floats (F16 in vector registers, {@link ElementwiseVector#widenHalves}), so each key and value
+     * is converted once for all the heads; the scores are FMA chains over the head dimension with a
+     * fixed-order lane sum, and each output lane is the FMA chain over the positions in order, the
+     * same whatever the chunking. The scalar path runs the heads one by one, element by element.
+     *
+     * @param scores {@code heads} rows of at least {@code n} floats, {@code scoreStride} apart; they
+     *               hold the attention weights afterwards
+     * @param rows   scratch of at least {@link #rowScratch}{@code (headDim)} floats (vector path)
+     * @param out    receives {@code heads · headDim} outputs at {@code outOff} (overwritten)
      */
-    public static void attend(KernelMode mode, float[] q, int qOff, int headDim, float scale,
+    public static void attend(KernelMode mode, float[] q, int qOff, int heads, int headDim, float scale,
                               MemorySegment keys, MemorySegment values, GgmlType kvType,
-                              long[] rowOffsets, long headOffset, int n, float[] scores, float[] out, int outOff) {
+                              long[] rowOffsets, long headOffset, int n,
+                              float[] scores, int scoreStride, float[] rows, float[] out, int outOff) {
         if (kvType != GgmlType.F32 && kvType != GgmlType.F16) {
             throw new IllegalArgumentException("attention reads F32 or F16 keys/values, not " + kvType);
         }
-        if (scores.length < n) throw new IllegalArgumentException("score scratch holds " + scores.length + " floats, need " + n);
-        boolean vector = mode == KernelMode.VECTOR;
+        if (heads < 1) throw new IllegalArgumentException("heads must be >= 1, got " + heads);
+        if (scoreStride < n || scores.length < (long) (heads - 1) * scoreStride + n) {
+            throw new IllegalArgumentException("score scratch of " + scores.length + " floats (stride " + scoreStride + ") for "
+                    + heads + " heads x " + n + " positions");
+        }
         boolean f16 = kvType == GgmlType.F16;
+        if (mode != KernelMode.VECTOR) {
+            for (int i = 0; i < heads; i++) {
+                attendScalar(q, qOff + i * headDim, headDim, scale, keys, values, f16, rowOffsets, headOffset, n,
+                        scores, i * scoreStride, out, outOff + i * headDim);
+            }
+            return;
+        }
+        if (rows.length < rowScratch(headDim)) {
+            throw new IllegalArgumentException("row scratch of " + rows.length + " floats, need " + rowScratch(headDim));
+        }
+        for (int c = 0; c < n; c += ROW_CHUNK) {
+            int m = Math.min(ROW_CHUNK, n - c);
+            gather(keys, f16, rowOffsets, c, m, headOffset, headDim, rows);
+            for (int i = 0; i < heads; i++) {
+                ElementwiseVector.rowScores(q, qOff + i * headDim, rows, headDim, m, scale, scores, i * scoreStride + c);
+            }
+        }
+        for (int i = 0; i < heads; i++) {
+            Softmax.apply(mode, scores, i * scoreStride, n);
+            if (f16) roundToF16(scores, i * scoreStride, n);
+        }
+        for (int c = 0; c < n; c += ROW_CHUNK) {
+            int m = Math.min(ROW_CHUNK, n - c);
+            gather(values, f16, rowOffsets, c, m, headOffset, headDim, rows);
+            for (int i = 0; i < heads; i++) {
+                int w = i * scoreStride + c, o = outOff + i * headDim;
+                int d = ElementwiseVector.weightedSum(scores, w, m, rows, 0, headDim, headDim, out, o, c > 0);
+                for (; d < headDim; d++) {
+                    float s = c > 0 ? out[o + d] : 0f;
+                    for (int p = 0; p < m; p++) s = Math.fma(scores[w + p], rows[p * headDim + d], s);
+                    out[o + d] = s;
+                }
+            }
+        }
+    }
+
+    /** rows[p·headDim ..] = the KV head's part of cached row {@code c + p} as floats, p < m. */
+    private static void gather(MemorySegment seg, boolean f16, long[] rowOffsets, int c, int m, long headOffset, int headDim, float[] rows) {
+        for (int p = 0; p < m; p++) {
+            long off = rowOffsets[c + p] + headOffset;
+            if (f16) ElementwiseVector.widenHalves(seg, off, rows, p * headDim, headDim);
+            else MemorySegment.copy(seg, F32, off, rows, p * headDim, headDim);
+        }
+    }
+
+    private static void attendScalar(float[] q, int qOff, int headDim, float scale, MemorySegment keys, MemorySegment values,
+                                     boolean f16, long[] rowOffsets, long headOffset, int n, float[] scores, int sOff, float[] out, int outOff) {
         for (int p = 0; p < n; p++) {
             long off = rowOffsets[p] + headOffset;
-            float dot = f16 ? dotF16(q, qOff, keys, off, headDim)
-                    : vector ? ElementwiseVector.dotF32(q, qOff, keys, off, headDim)
-                    : dotF32(q, qOff, keys, off, headDim);
-            scores[p] = dot * scale;
+            float dot = f16 ? dotF16(q, qOff, keys, off, headDim) : dotF32(q, qOff, keys, off, headDim);
+            scores[sOff + p] = dot * scale;
         }
-        Softmax.apply(mode, scores, 0, n);
-        if (f16) roundToF16(scores, n);
+        Softmax.apply(KernelMode.SCALAR, scores, sOff, n);
+        if (f16) roundToF16(scores, sOff, n);
         Arrays.fill(out, outOff, outOff + headDim, 0f);
         for (int p = 0; p < n; p++) {
             long off = rowOffsets[p] + headOffset;
-            float a = scores[p];
+            float a = scores[sOff + p];
             if (f16) axpyF16(a, values, off, out, outOff, headDim);
-            else if (vector) ElementwiseVector.axpyF32(a, values, off, out, outOff, headDim);
             else axpyF32(a, values, off, out, outOff, headDim);
         }
     }
@@ -90,7 +158,7 @@ public final class AttentionKernel {
         }
         Softmax.apply(mode, scores, 0, n);
         if (f16Weights) roundToF16(scores, n);
-        int d = mode == KernelMode.VECTOR ? ElementwiseVector.weightedSum(scores, n, values, vBase, vStride, headDim, out, outOff) : 0;
+        int d = mode == KernelMode.VECTOR ? ElementwiseVector.weightedSum(scores, 0, n, values, vBase, vStride, headDim, out, outOff, false) : 0;
         for (; d < headDim; d++) {
             float s = 0;
             for (p = 0; p < n; p++) s = Math.fma(scores[p], values[vBase + p * vStride + d], s);

@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -61,32 +62,53 @@ final class ElementwiseVector {
         for (; i < n; i++) x[off + i] *= f;
     }
 
-    /** Σ q[qOff+i] · seg[f32 at byteOff + 4i]. */
-    static float dotF32(float[] q, int qOff, MemorySegment seg, long byteOff, int n) {
-        FloatVector acc = FloatVector.zero(SPECIES);
+    /**
+     * {@code dst[dstOff + i] = Float.float16ToFloat(half at seg[off + 2i])} for {@code i < n},
+     * bit for bit (NaNs quieted as {@code float16ToFloat} does), 16 halves per step in integer
+     * vector operations (the Vector API has no half conversion): the exponent and mantissa bits
+     * move into place and the exponent is rebased; zeros and subnormals are renormalized by a
+     * float subtraction (so no subnormal float is ever an operand, which would cost a microcode
+     * assist), infinities and NaNs get the top exponent. Tested against all 65536 halves.
+     */
+    static void widenHalves(MemorySegment seg, long off, float[] dst, int dstOff, int n) {
         int i = 0;
-        for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
-            FloatVector k = FloatVector.fromMemorySegment(SPECIES, seg, byteOff + 4L * i, ByteOrder.LITTLE_ENDIAN);
-            acc = k.fma(FloatVector.fromArray(SPECIES, q, qOff + i), acc);
+        for (; i + 16 <= n; i += 16) {
+            IntVector x = (IntVector) ShortVector.fromMemorySegment(Simd.S16, seg, off + 2L * i, ByteOrder.LITTLE_ENDIAN)
+                    .convertShape(VectorOperators.ZERO_EXTEND_S2I, Simd.I, 0);
+            IntVector em = x.and(0x7fff).lanewise(VectorOperators.LSHL, 13);
+            IntVector e = em.and(0x7c00 << 13);
+            IntVector o = em.add(112 << 23);
+            o = o.add(112 << 23, e.compare(VectorOperators.EQ, 0x7c00 << 13));                        // inf, NaN: exponent 255
+            o = o.lanewise(VectorOperators.OR, 0x00400000, em.compare(VectorOperators.GT, 0x7c00 << 13)); // NaN: quiet
+            VectorMask<Integer> small = e.compare(VectorOperators.EQ, 0);                              // zero, subnormal
+            FloatVector f = o.add(1 << 23, small).reinterpretAsFloats().sub(0x1p-14f, small.cast(Simd.F));
+            f.reinterpretAsInts().or(x.and(0x8000).lanewise(VectorOperators.LSHL, 16)).reinterpretAsFloats().intoArray(dst, dstOff + i);
         }
-        float s = 0;
-        for (int l = 0; l < LANES; l++) s += acc.lane(l); // lane 0 first (see the class comment)
-        for (; i < n; i++) s += q[qOff + i] * seg.get(AttentionKernel.F32, byteOff + 4L * i);
-        return s;
+        for (; i < n; i++) dst[dstOff + i] = Float.float16ToFloat(seg.get(AttentionKernel.F16, off + 2L * i));
     }
 
-    /** out[outOff+i] += a · seg[f32 at byteOff + 4i]. */
-    static void axpyF32(float a, MemorySegment seg, long byteOff, float[] out, int outOff, int n) {
-        FloatVector va = FloatVector.broadcast(SPECIES, a);
-        int i = 0;
-        for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
-            FloatVector v = FloatVector.fromMemorySegment(SPECIES, seg, byteOff + 4L * i, ByteOrder.LITTLE_ENDIAN);
-            v.fma(va, FloatVector.fromArray(SPECIES, out, outOff + i)).intoArray(out, outOff + i);
+    /**
+     * scores[sOff + p] = scale · (q · rows[p·headDim ..]) for p < m: per position an FMA chain over
+     * the whole 16-lane vectors of the head dimension, the lanes summed pairwise in a fixed order,
+     * then the remaining elements in order.
+     */
+    static void rowScores(float[] q, int qOff, float[] rows, int headDim, int m, float scale, float[] scores, int sOff) {
+        int vecEnd = headDim & ~15;
+        for (int p = 0; p < m; p++) {
+            int r = p * headDim;
+            FloatVector acc = FloatVector.zero(Simd.F);
+            for (int d = 0; d < vecEnd; d += 16) {
+                acc = FloatVector.fromArray(Simd.F, rows, r + d).fma(FloatVector.fromArray(Simd.F, q, qOff + d), acc);
+            }
+            acc = acc.add(acc.rearrange(Simd.SWAP8));
+            acc = acc.add(acc.rearrange(Simd.SWAP4));
+            acc = acc.add(acc.rearrange(Simd.SWAP2));
+            acc = acc.add(acc.rearrange(Simd.SWAP1));
+            float s = acc.lane(0);
+            for (int d = vecEnd; d < headDim; d++) s = Math.fma(q[qOff + d], rows[r + d], s);
+            scores[sOff + p] = s * scale;
         }
-        for (; i < n; i++) out[outOff + i] += a * seg.get(AttentionKernel.F32, byteOff + 4L * i);
     }
-
-
 
     // GgmlExp.expf on every lane is written out in each loop below rather than in a helper taking a
     // FloatVector: once such a helper has been compiled on its own (it is large), the JIT no longer
@@ -160,16 +182,18 @@ final class ElementwiseVector {
     }
 
     /**
-     * out[outOff + d] = Σ_p w[p]·v[vBase + p·vStride + d] (an FMA chain over p in order, from 0) for
-     * the columns of whole vector pairs; returns the first column left for the scalar tail. Two
-     * accumulators stay in registers across all positions.
+     * out[outOff + d] = Σ_p w[wOff + p]·v[vBase + p·vStride + d] (an FMA chain over p in order,
+     * starting from 0, or from the current {@code out} when {@code accumulate}) for the columns of
+     * whole vectors; returns the first column left for the scalar tail. The accumulators stay in
+     * registers across all positions, two vectors at a time.
      */
-    static int weightedSum(float[] w, int n, float[] v, int vBase, int vStride, int cols, float[] out, int outOff) {
+    static int weightedSum(float[] w, int wOff, int n, float[] v, int vBase, int vStride, int cols, float[] out, int outOff, boolean accumulate) {
         int d = 0;
         for (; d + 2 * LANES <= cols; d += 2 * LANES) {
-            FloatVector acc0 = FloatVector.zero(SPECIES), acc1 = FloatVector.zero(SPECIES);
+            FloatVector acc0 = accumulate ? FloatVector.fromArray(SPECIES, out, outOff + d) : FloatVector.zero(SPECIES);
+            FloatVector acc1 = accumulate ? FloatVector.fromArray(SPECIES, out, outOff + d + LANES) : FloatVector.zero(SPECIES);
             for (int p = 0; p < n; p++) {
-                FloatVector wp = FloatVector.broadcast(SPECIES, w[p]);
+                FloatVector wp = FloatVector.broadcast(SPECIES, w[wOff + p]);
                 int off = vBase + p * vStride + d;
                 acc0 = FloatVector.fromArray(SPECIES, v, off).fma(wp, acc0);
                 acc1 = FloatVector.fromArray(SPECIES, v, off + LANES).fma(wp, acc1);
@@ -178,9 +202,9 @@ final class ElementwiseVector {
             acc1.intoArray(out, outOff + d + LANES);
         }
         for (; d + LANES <= cols; d += LANES) {
-            FloatVector acc = FloatVector.zero(SPECIES);
+            FloatVector acc = accumulate ? FloatVector.fromArray(SPECIES, out, outOff + d) : FloatVector.zero(SPECIES);
             for (int p = 0; p < n; p++) {
-                acc = FloatVector.fromArray(SPECIES, v, vBase + p * vStride + d).fma(FloatVector.broadcast(SPECIES, w[p]), acc);
+                acc = FloatVector.fromArray(SPECIES, v, vBase + p * vStride + d).fma(FloatVector.broadcast(SPECIES, w[wOff + p]), acc);
             }
             acc.intoArray(out, outOff + d);
         }

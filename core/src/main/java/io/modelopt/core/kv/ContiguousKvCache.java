@@ -6,7 +6,8 @@ import java.util.Arrays;
 
 /**
  * A KV cache with a fixed region of {@code maxPositions} slots per sequence: slot
- * {@code seq × maxPositions + pos}. Right for one or a few sequences (generation, perplexity,
+ * {@code seq × maxPositions + pos}, stored {@code [seq][kvHead][pos][headDim]} (each head's
+ * positions contiguous, see {@link KvCache}). Right for one or a few sequences (generation, perplexity,
  * tests); a server with many sequences of varying length wants the paged cache of the kvcache
  * module, which implements the same {@link KvCache} interface.
  *
@@ -18,30 +19,36 @@ import java.util.Arrays;
  * compute pool's workers write and read it. Memory starts zeroed.
  */
 public final class ContiguousKvCache implements KvCache {
-    private final int numLayers, kvDim, maxSequences, maxPositions;
+    private final int numLayers, numKvHeads, headDim, maxSequences, maxPositions;
+    private final long entryBytes, headStride, sequenceBytes;
     private final KvDtype dtype;
     private final Arena arena;
     private final MemorySegment[] keys, values;
     private final int[] lengths;
     private final long byteSize;
 
-    public ContiguousKvCache(int numLayers, int kvDim, int maxSequences, int maxPositions, KvDtype dtype) {
+    public ContiguousKvCache(int numLayers, int numKvHeads, int headDim, int maxSequences, int maxPositions, KvDtype dtype) {
         check("numLayers", numLayers);
-        check("kvDim", kvDim);
+        check("numKvHeads", numKvHeads);
+        check("headDim", headDim);
         check("maxSequences", maxSequences);
         check("maxPositions", maxPositions);
         this.numLayers = numLayers;
-        this.kvDim = kvDim;
+        this.numKvHeads = numKvHeads;
+        this.headDim = headDim;
         this.maxSequences = maxSequences;
         this.maxPositions = maxPositions;
         this.dtype = java.util.Objects.requireNonNull(dtype, "dtype");
+        this.entryBytes = (long) headDim * dtype.bytes();
         long perLayer;
         try {
-            perLayer = Math.multiplyExact(Math.multiplyExact((long) maxSequences * maxPositions, (long) kvDim), (long) dtype.bytes());
+            this.headStride = Math.multiplyExact(entryBytes, (long) maxPositions);
+            this.sequenceBytes = Math.multiplyExact(headStride, (long) numKvHeads);
+            perLayer = Math.multiplyExact(sequenceBytes, (long) maxSequences);
             this.byteSize = Math.multiplyExact(perLayer, 2L * numLayers);
         } catch (ArithmeticException e) {
             throw new IllegalArgumentException("KV cache of " + numLayers + " layers x " + maxSequences + " sequences x " + maxPositions
-                    + " positions x " + kvDim + " x " + dtype + " overflows a long");
+                    + " positions x " + numKvHeads + " heads x " + headDim + " x " + dtype + " overflows a long");
         }
         this.arena = Arena.ofShared();
         this.keys = new MemorySegment[numLayers];
@@ -54,7 +61,7 @@ public final class ContiguousKvCache implements KvCache {
         } catch (OutOfMemoryError e) {
             arena.close();
             throw new IllegalStateException("cannot allocate a KV cache of " + byteSize + " bytes (" + numLayers + " layers x "
-                    + maxSequences + " sequences x " + maxPositions + " positions x " + kvDim + " x " + dtype + ")", e);
+                    + maxSequences + " sequences x " + maxPositions + " positions x " + numKvHeads + " heads x " + headDim + " x " + dtype + ")", e);
         }
         this.lengths = new int[maxSequences];
     }
@@ -64,7 +71,8 @@ public final class ContiguousKvCache implements KvCache {
     }
 
     @Override public int numLayers() { return numLayers; }
-    @Override public int kvDim() { return kvDim; }
+    @Override public int numKvHeads() { return numKvHeads; }
+    @Override public int headDim() { return headDim; }
     @Override public KvDtype dtype() { return dtype; }
     @Override public int maxSequences() { return maxSequences; }
 
@@ -106,6 +114,12 @@ public final class ContiguousKvCache implements KvCache {
         return (long) checkSeq(seq) * maxPositions + pos;
     }
 
+    @Override public long entryOffset(long slot) {
+        return slot / maxPositions * sequenceBytes + slot % maxPositions * entryBytes;
+    }
+
+    @Override public long headStride() { return headStride; }
+
     @Override public MemorySegment keys(int layer) { return keys[layer]; }
     @Override public MemorySegment values(int layer) { return values[layer]; }
     @Override public long byteSize() { return byteSize; }
@@ -122,7 +136,7 @@ public final class ContiguousKvCache implements KvCache {
     }
 
     @Override public String toString() {
-        return "ContiguousKvCache[" + numLayers + " layers, " + maxSequences + " x " + maxPositions + " positions, kvDim " + kvDim
+        return "ContiguousKvCache[" + numLayers + " layers, " + maxSequences + " x " + maxPositions + " positions, " + numKvHeads + " heads x " + headDim
                 + ", " + dtype + ", " + byteSize + " B]";
     }
 }

@@ -52,7 +52,7 @@ final class ScriptedRunner implements ModelRunner {
     @Override public int contextLength() { return config.contextLength(); }
 
     @Override public KvCache newKvCache(int maxSequences, int maxPositions) {
-        return new ContiguousKvCache(1, 2, maxSequences, maxPositions, KvDtype.F32);
+        return new ContiguousKvCache(1, 1, 2, maxSequences, maxPositions, KvDtype.F32);
     }
 
     @Override public Logits forward(Batch batch, KvCache cache) {

@@ -313,12 +313,14 @@ class ElementwiseKernelsTest {
         for (KernelMode m : KernelMode.values())
             for (GgmlType t : new GgmlType[] {GgmlType.F32, GgmlType.F16})
                 for (int headDim : new int[] {8, 17, 32, 64, 128})
-                    for (int n : new int[] {1, 3, 33}) b.add(Arguments.of(m, t, headDim, n));
+                    for (int n : new int[] {1, 3, 33, 2 * AttentionKernel.ROW_CHUNK + 3}) // slots n + 5 coprime with 7
+                        for (int heads : new int[] {1, 3}) b.add(Arguments.of(m, t, headDim, n, heads));
         return b.build();
     }
 
+    /** Several query heads sharing one KV head, over more rows than one conversion chunk. */
     @ParameterizedTest @MethodSource("attentionCases")
-    void attentionMatchesFloat64(KernelMode mode, GgmlType type, int headDim, int n) {
+    void attentionMatchesFloat64(KernelMode mode, GgmlType type, int headDim, int n, int heads) {
         assumeMode(mode);
         int kvHeads = 2, rowElems = kvHeads * headDim, bytes = type.typeSize();
         var f32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -350,36 +352,74 @@ class ElementwiseKernelsTest {
                     vRef[p][i] = type == GgmlType.F32 ? vr[e] : Float.float16ToFloat(Float.floatToFloat16(vr[e]));
                 }
             }
-            float[] q = data(headDim + 3, 2.0, 0.9);
+            float[] q = data(heads * headDim + 3, 2.0, 0.9);
             float scale = (float) (1 / Math.sqrt(headDim));
-            float[] scores = new float[n + 1], out = new float[headDim + 2];
-            AttentionKernel.attend(mode, q, 3, headDim, scale, keys, values, type, offs, (long) head * headDim * bytes, n, scores, out, 2);
-            double[] s = new double[n];
-            double max = Double.NEGATIVE_INFINITY, sum = 0;
-            for (int p = 0; p < n; p++) {
-                double d = 0;
-                for (int i = 0; i < headDim; i++) d += q[3 + i] * kRef[p][i];
-                s[p] = d / Math.sqrt(headDim);
-                max = Math.max(max, s[p]);
+            int stride = n + 1;
+            float[] scores = new float[heads * stride], out = new float[heads * headDim + 2];
+            AttentionKernel.attend(mode, q, 3, heads, headDim, scale, keys, values, type, offs, (long) head * headDim * bytes, n,
+                    scores, stride, new float[AttentionKernel.rowScratch(headDim)], out, 2);
+            for (int h = 0; h < heads; h++) {
+                assertHeadMatches(q, 3 + h * headDim, headDim, kRef, vRef, n, type, out, 2 + h * headDim);
             }
-            for (int p = 0; p < n; p++) sum += s[p] = Math.exp(s[p] - max);
-            // with an F16 cache the weights are rounded to F16 before they multiply the values (as llama.cpp)
-            double[] weight = new double[n];
-            for (int p = 0; p < n; p++) {
-                weight[p] = s[p] / sum;
-                if (type == GgmlType.F16) weight[p] = Float.float16ToFloat(Float.floatToFloat16((float) weight[p]));
+        }
+    }
+
+    private static void assertHeadMatches(float[] q, int qOff, int headDim, double[][] kRef, double[][] vRef, int n, GgmlType type,
+                                          float[] out, int outOff) {
+        double[] s = new double[n];
+        double max = Double.NEGATIVE_INFINITY, sum = 0;
+        for (int p = 0; p < n; p++) {
+            double d = 0;
+            for (int i = 0; i < headDim; i++) d += q[qOff + i] * kRef[p][i];
+            s[p] = d / Math.sqrt(headDim);
+            max = Math.max(max, s[p]);
+        }
+        for (int p = 0; p < n; p++) sum += s[p] = Math.exp(s[p] - max);
+        // with an F16 cache the weights are rounded to F16 before they multiply the values (as llama.cpp)
+        // A weight within 1e-5 (relative) of an F16 rounding midpoint may round either way from the
+        // kernel's float softmax: such weights widen the tolerance by their two roundings' difference.
+        double[] weight = new double[n], ambiguity = new double[n];
+        for (int p = 0; p < n; p++) {
+            weight[p] = s[p] / sum;
+            if (type == GgmlType.F16) {
+                float lo = Float.float16ToFloat(Float.floatToFloat16((float) (weight[p] * (1 - 1e-5))));
+                float hi = Float.float16ToFloat(Float.floatToFloat16((float) (weight[p] * (1 + 1e-5))));
+                ambiguity[p] = hi - lo;
+                weight[p] = Float.float16ToFloat(Float.floatToFloat16((float) weight[p]));
             }
-            for (int i = 0; i < headDim; i++) {
-                double ref = 0;
-                for (int p = 0; p < n; p++) ref += weight[p] * vRef[p][i];
-                assertEquals(ref, out[2 + i], 2e-6, "element " + i);
+        }
+        for (int i = 0; i < headDim; i++) {
+            double ref = 0, tolerance = 2e-6;
+            for (int p = 0; p < n; p++) {
+                ref += weight[p] * vRef[p][i];
+                tolerance += ambiguity[p] * Math.abs(vRef[p][i]);
+            }
+            assertEquals(ref, out[outOff + i], tolerance, "element " + i);
+        }
+    }
+
+    /** The vector F16 widening used by attention equals Float.float16ToFloat on every half, bit for bit. */
+    @Test
+    void widenHalvesIsExactForEveryHalf() {
+        assumeMode(KernelMode.VECTOR);
+        var f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+        try (Arena arena = Arena.ofConfined()) {
+            int n = 65536 + 7; // a scalar tail too
+            MemorySegment halves = arena.allocate(2L * n + 2);
+            for (int i = 0; i < n; i++) halves.set(f16, 2 + 2L * i, (short) (i * 40503)); // every 16-bit pattern, scrambled
+            float[] out = new float[n + 3];
+            ElementwiseVector.widenHalves(halves, 2, out, 3, n);
+            for (int i = 0; i < n; i++) {
+                short h = (short) (i * 40503);
+                assertEquals(Float.floatToRawIntBits(Float.float16ToFloat(h)), Float.floatToRawIntBits(out[3 + i]),
+                        () -> "half 0x" + Integer.toHexString(h & 0xffff));
             }
         }
     }
 
     @Test
     void attentionRejectsQuantizedCache() {
-        assertThrows(IllegalArgumentException.class, () -> AttentionKernel.attend(KernelMode.SCALAR, new float[8], 0, 8, 1f,
-                MemorySegment.NULL, MemorySegment.NULL, GgmlType.Q8_0, new long[1], 0, 1, new float[1], new float[8], 0));
+        assertThrows(IllegalArgumentException.class, () -> AttentionKernel.attend(KernelMode.SCALAR, new float[8], 0, 1, 8, 1f,
+                MemorySegment.NULL, MemorySegment.NULL, GgmlType.Q8_0, new long[1], 0, 1, new float[1], 1, new float[0], new float[8], 0));
     }
 }

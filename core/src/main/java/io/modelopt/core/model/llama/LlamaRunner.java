@@ -104,6 +104,7 @@ public final class LlamaRunner implements ModelRunner {
     private final float[] denseKeys;    // keys transposed: (kvDim, rows) per sequence
     private final float[] denseValues;  // values: (rows, kvDim) per sequence
     private final float[][] rowScratch; // (threads, kvDim)
+    private final float[][] attentionRows; // (threads, AttentionKernel.rowScratch(headDim)): cached rows as floats
     private final int densePositions;
     private int[] denseStart = new int[16];   // per batch sequence index: first row in denseKeys, or -1
     private int denseUsed;
@@ -177,6 +178,7 @@ public final class LlamaRunner implements ModelRunner {
         this.denseKeys = new float[Math.multiplyExact(densePositions, kvDim)];
         this.denseValues = new float[densePositions * kvDim];
         this.rowScratch = new float[options.threads()][kvDim];
+        this.attentionRows = new float[options.threads()][AttentionKernel.rowScratch(headDim)];
         // the vector kernels' repacked Q4_0/Q8_0 copies (-Dmodelopt.repack=false reads every weight in place)
         boolean repack = mode == KernelMode.VECTOR && Boolean.parseBoolean(System.getProperty(REPACK_PROPERTY, "true")) && bound.canRepack();
         this.packArena = repack ? Arena.ofShared() : null;
@@ -208,7 +210,7 @@ public final class LlamaRunner implements ModelRunner {
     public LlamaWeights weights() { return weights; }
 
     @Override public KvCache newKvCache(int maxSequences, int maxPositions) {
-        return new ContiguousKvCache(config.numLayers(), kvDim, maxSequences, maxPositions, options.kvDtype());
+        return new ContiguousKvCache(config.numLayers(), config.numKvHeads(), headDim, maxSequences, maxPositions, options.kvDtype());
     }
 
     @Override public Logits forward(Batch batch, KvCache cache) {
@@ -262,9 +264,9 @@ public final class LlamaRunner implements ModelRunner {
         if (b.logitsCount() > options.maxLogitsRows()) {
             throw new IllegalArgumentException("batch asks for " + b.logitsCount() + " logits rows, more than maxLogitsRows " + options.maxLogitsRows());
         }
-        if (c.numLayers() != config.numLayers() || c.kvDim() != kvDim) {
-            throw new IllegalArgumentException("KV cache of " + c.numLayers() + " layers x kvDim " + c.kvDim() + " does not fit this model ("
-                    + config.numLayers() + " layers x kvDim " + kvDim + ")");
+        if (c.numLayers() != config.numLayers() || c.numKvHeads() != config.numKvHeads() || c.headDim() != headDim) {
+            throw new IllegalArgumentException("KV cache of " + c.numLayers() + " layers x " + c.numKvHeads() + " KV heads x " + c.headDim()
+                    + " does not fit this model (" + config.numLayers() + " layers x " + config.numKvHeads() + " KV heads x " + headDim + ")");
         }
         for (int i = 0; i < b.size(); i++) {
             int tok = b.token(i), pos = b.position(i), seq = b.sequenceId(i);
@@ -373,8 +375,6 @@ public final class LlamaRunner implements ModelRunner {
     private void attention(int start, int end, int worker) {
         float[] sc = scores[worker];
         long[] offs = rowOffsets[worker];
-        long rowBytes = cache.rowBytes();
-        int elemBytes = cache.dtype().bytes();
         int size = batch.size(), headBlocks = numHeads / blockHeads;
         int currentToken = -1, n = 0, last = (size + blockTokens - 1) / blockTokens * headBlocks - 1;
         for (int item = start; item < end; item++) {
@@ -382,24 +382,26 @@ public final class LlamaRunner implements ModelRunner {
             int t0 = i / headBlocks * blockTokens, h0 = i % headBlocks * blockHeads;
             if (blockTokens * blockHeads == AttentionKernel.QUERIES && attendFour(t0, h0, worker)) continue;
             for (int t = t0; t < Math.min(size, t0 + blockTokens); t++) {
-                for (int h = h0; h < h0 + blockHeads; h++) {
-                    int j = batch.sequenceIndex(t), dense = denseStart[j];
-                    if (dense >= 0) {
-                        int out = t * qDim + h * headDim, rows = batch.lastPosition(j) + 1, kvh = h / groupSize;
-                        AttentionKernel.attendTransposed(mode, q, out, headDim, attentionScale,
-                                denseKeys, dense * kvDim + kvh * headDim * rows, rows,
-                                denseValues, dense * kvDim + kvh * headDim, kvDim, batch.position(t) + 1, cache.dtype() == KvDtype.F16, sc, att, out);
-                        continue;
-                    }
+                int j = batch.sequenceIndex(t), dense = denseStart[j];
+                if (dense < 0) {
+                    // read the cache in place: the block's heads share one KV head, converted once for all of them
                     if (t != currentToken) {
                         currentToken = t;
                         int seq = batch.sequenceId(t);
                         n = batch.position(t) + 1;
-                        for (int p = 0; p < n; p++) offs[p] = cache.slot(seq, p) * rowBytes;
+                        for (int p = 0; p < n; p++) offs[p] = cache.entryOffset(cache.slot(seq, p));
                     }
-                    long headOffset = (long) (h / groupSize) * headDim * elemBytes;
-                    AttentionKernel.attend(mode, q, t * qDim + h * headDim, headDim, attentionScale,
-                            cache.keys(layer), cache.values(layer), cache.dtype().ggmlType(), offs, headOffset, n, sc, att, t * qDim + h * headDim);
+                    long headOffset = h0 / groupSize * cache.headStride();
+                    int o = t * qDim + h0 * headDim;
+                    AttentionKernel.attend(mode, q, o, blockHeads, headDim, attentionScale, cache.keys(layer), cache.values(layer),
+                            cache.dtype().ggmlType(), offs, headOffset, n, sc, contextLength, attentionRows[worker], att, o);
+                    continue;
+                }
+                for (int h = h0; h < h0 + blockHeads; h++) {
+                    int out = t * qDim + h * headDim, rows = batch.lastPosition(j) + 1, kvh = h / groupSize;
+                    AttentionKernel.attendTransposed(mode, q, out, headDim, attentionScale,
+                            denseKeys, dense * kvDim + kvh * headDim * rows, rows,
+                            denseValues, dense * kvDim + kvh * headDim, kvDim, batch.position(t) + 1, cache.dtype() == KvDtype.F16, sc, att, out);
                 }
             }
         }
