@@ -4,7 +4,6 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -60,31 +59,6 @@ final class ElementwiseVector {
             FloatVector.fromArray(SPECIES, x, off + i).mul(f).intoArray(x, off + i);
         }
         for (; i < n; i++) x[off + i] *= f;
-    }
-
-    /**
-     * {@code dst[dstOff + i] = Float.float16ToFloat(half at seg[off + 2i])} for {@code i < n},
-     * bit for bit (NaNs quieted as {@code float16ToFloat} does), 16 halves per step in integer
-     * vector operations (the Vector API has no half conversion): the exponent and mantissa bits
-     * move into place and the exponent is rebased; zeros and subnormals are renormalized by a
-     * float subtraction (so no subnormal float is ever an operand, which would cost a microcode
-     * assist), infinities and NaNs get the top exponent. Tested against all 65536 halves.
-     */
-    static void widenHalves(MemorySegment seg, long off, float[] dst, int dstOff, int n) {
-        int i = 0;
-        for (; i + 16 <= n; i += 16) {
-            IntVector x = (IntVector) ShortVector.fromMemorySegment(Simd.S16, seg, off + 2L * i, ByteOrder.LITTLE_ENDIAN)
-                    .convertShape(VectorOperators.ZERO_EXTEND_S2I, Simd.I, 0);
-            IntVector em = x.and(0x7fff).lanewise(VectorOperators.LSHL, 13);
-            IntVector e = em.and(0x7c00 << 13);
-            IntVector o = em.add(112 << 23);
-            o = o.add(112 << 23, e.compare(VectorOperators.EQ, 0x7c00 << 13));                        // inf, NaN: exponent 255
-            o = o.lanewise(VectorOperators.OR, 0x00400000, em.compare(VectorOperators.GT, 0x7c00 << 13)); // NaN: quiet
-            VectorMask<Integer> small = e.compare(VectorOperators.EQ, 0);                              // zero, subnormal
-            FloatVector f = o.add(1 << 23, small).reinterpretAsFloats().sub(0x1p-14f, small.cast(Simd.F));
-            f.reinterpretAsInts().or(x.and(0x8000).lanewise(VectorOperators.LSHL, 16)).reinterpretAsFloats().intoArray(dst, dstOff + i);
-        }
-        for (; i < n; i++) dst[dstOff + i] = Float.float16ToFloat(seg.get(AttentionKernel.F16, off + 2L * i));
     }
 
     /**

@@ -32,7 +32,7 @@ final class F16Kernel {
 
     /**
      * Vector API path. Each weight row is first widened into a per-thread float buffer by a plain
-     * {@link Float#float16ToFloat} loop, which the JIT compiles to {@code vcvtph2ps} (16 halves per
+     * {@link Float#float16ToFloat} loop ({@link WeightData#halves}), which the JIT compiles to {@code vcvtph2ps} (16 halves per
      * instruction; the Vector API has no half-float conversion, and doing it with integer bit
      * operations took ten vector operations per 16 weights); the dot products then read the row
      * from L1. One token uses two accumulators, a tile of four tokens one accumulator each, in the
@@ -46,13 +46,8 @@ final class F16Kernel {
         /** One widened row per thread, grown to the widest matrix seen. */
         private static final ThreadLocal<float[]> ROW = ThreadLocal.withInitial(() -> new float[0]);
 
-        /** {@code dst[dstOff + i] = half(m[off + 2i])} for {@code i < n}: a loop the JIT vectorizes. */
-        static void widen(MemorySegment m, long off, float[] dst, int dstOff, int n) {
-            for (int i = 0; i < n; i++) dst[dstOff + i] = Float.float16ToFloat(m.get(WeightData.SHORT, off + 2L * i));
-        }
-
         @Override public void dequantizeRows(WeightMatrix w, int row, int n, float[] dst) {
-            widen(w.data(), row * w.rowBytes(), dst, 0, n * w.cols());
+            WeightData.halves(w.data(), row * w.rowBytes(), dst, 0, n * w.cols());
         }
 
         @Override public Activations.Kind activations() { return Activations.Kind.F32; }
@@ -63,7 +58,7 @@ final class F16Kernel {
             float[] buf = ROW.get();
             if (buf.length < cols) ROW.set(buf = new float[cols]);
             for (int r = rowStart; r < rowEnd; r++) {
-                widen(m, r * w.rowBytes(), buf, 0, cols);
+                WeightData.halves(m, r * w.rowBytes(), buf, 0, cols);
                 int t = 0;
                 for (; t + 4 <= a.nTokens; t += 4) {
                     dot4(buf, cols, a.x, a.xOff + t * a.xStride, a.xStride, out, outOff + t * outStride + r, outStride);

@@ -313,31 +313,42 @@ class ElementwiseKernelsTest {
         for (KernelMode m : KernelMode.values())
             for (GgmlType t : new GgmlType[] {GgmlType.F32, GgmlType.F16})
                 for (int headDim : new int[] {8, 17, 32, 64, 128})
-                    for (int n : new int[] {1, 3, 33, 2 * AttentionKernel.ROW_CHUNK + 3}) // slots n + 5 coprime with 7
-                        for (int heads : new int[] {1, 3}) b.add(Arguments.of(m, t, headDim, n, heads));
+                    for (int n : new int[] {1, 3, 33, 2 * AttentionKernel.ROW_CHUNK + 3})
+                        for (int heads : new int[] {1, 3})
+                            for (int layout = 0; layout < 3; layout++) b.add(Arguments.of(m, t, headDim, n, heads, layout));
         return b.build();
     }
 
-    /** Several query heads sharing one KV head, over more rows than one conversion chunk. */
+    /**
+     * Several query heads sharing one KV head, over more positions than one conversion chunk, in a
+     * cache laid out as {@link io.modelopt.core.kv.KvCache} describes (each head's entries by slot)
+     * with three slot orders: scrambled (no two positions adjacent), blocks of 16 in reverse order
+     * (as a paged cache), and contiguous.
+     */
     @ParameterizedTest @MethodSource("attentionCases")
-    void attentionMatchesFloat64(KernelMode mode, GgmlType type, int headDim, int n, int heads) {
+    void attentionMatchesFloat64(KernelMode mode, GgmlType type, int headDim, int n, int heads, int layout) {
         assumeMode(mode);
-        int kvHeads = 2, rowElems = kvHeads * headDim, bytes = type.typeSize();
+        int kvHeads = 2, bytes = type.typeSize();
         var f32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
         var f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-        // rows stored in scrambled slot order, as a paged cache would: slot of position p = (p * 7 + 3) % (n + 5)
-        int slots = n + 5;
+        int slots = n + 16, blocks = (n + 15) / 16;
+        long entryBytes = (long) headDim * bytes, headStride = slots * entryBytes;
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment keys = arena.allocate((long) slots * rowElems * bytes), values = arena.allocate((long) slots * rowElems * bytes);
+            MemorySegment keys = arena.allocate(kvHeads * headStride), values = arena.allocate(kvHeads * headStride);
             double[][] kRef = new double[n][headDim], vRef = new double[n][headDim];
             long[] offs = new long[n];
             int head = 1;
             for (int p = 0; p < n; p++) {
-                int slot = (p * 7 + 3) % slots;
-                offs[p] = (long) slot * rowElems * bytes;
+                int slot = switch (layout) {
+                    case 0 -> (p * 7 + 3) % (n + 5); // n + 5 is coprime with 7 for the n tested
+                    case 1 -> (blocks - 1 - p / 16) * 16 + p % 16;
+                    default -> p + 2;
+                };
+                offs[p] = slot * entryBytes;
+                int rowElems = kvHeads * headDim;
                 float[] kr = data(rowElems, 1.2, p * 0.37), vr = data(rowElems, 0.8, p * 1.1 + 5);
                 for (int i = 0; i < rowElems; i++) {
-                    long off = offs[p] + (long) i * bytes;
+                    long off = offs[p] + i / headDim * headStride + (long) (i % headDim) * bytes;
                     if (type == GgmlType.F32) {
                         keys.set(f32, off, kr[i]);
                         values.set(f32, off, vr[i]);
@@ -356,7 +367,7 @@ class ElementwiseKernelsTest {
             float scale = (float) (1 / Math.sqrt(headDim));
             int stride = n + 1;
             float[] scores = new float[heads * stride], out = new float[heads * headDim + 2];
-            AttentionKernel.attend(mode, q, 3, heads, headDim, scale, keys, values, type, offs, (long) head * headDim * bytes, n,
+            AttentionKernel.attend(mode, q, 3, heads, headDim, scale, keys, values, type, offs, head * headStride, n,
                     scores, stride, new float[AttentionKernel.rowScratch(headDim)], out, 2);
             for (int h = 0; h < heads; h++) {
                 assertHeadMatches(q, 3 + h * headDim, headDim, kRef, vRef, n, type, out, 2 + h * headDim);
@@ -395,25 +406,6 @@ class ElementwiseKernelsTest {
                 tolerance += ambiguity[p] * Math.abs(vRef[p][i]);
             }
             assertEquals(ref, out[outOff + i], tolerance, "element " + i);
-        }
-    }
-
-    /** The vector F16 widening used by attention equals Float.float16ToFloat on every half, bit for bit. */
-    @Test
-    void widenHalvesIsExactForEveryHalf() {
-        assumeMode(KernelMode.VECTOR);
-        var f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-        try (Arena arena = Arena.ofConfined()) {
-            int n = 65536 + 7; // a scalar tail too
-            MemorySegment halves = arena.allocate(2L * n + 2);
-            for (int i = 0; i < n; i++) halves.set(f16, 2 + 2L * i, (short) (i * 40503)); // every 16-bit pattern, scrambled
-            float[] out = new float[n + 3];
-            ElementwiseVector.widenHalves(halves, 2, out, 3, n);
-            for (int i = 0; i < n; i++) {
-                short h = (short) (i * 40503);
-                assertEquals(Float.floatToRawIntBits(Float.float16ToFloat(h)), Float.floatToRawIntBits(out[3 + i]),
-                        () -> "half 0x" + Integer.toHexString(h & 0xffff));
-            }
         }
     }
 
