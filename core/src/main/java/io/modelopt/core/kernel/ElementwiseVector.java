@@ -194,6 +194,35 @@ final class ElementwiseVector {
                                  float[] scores, int scoreStride) {
         int q0 = qOffs[0], q1 = qOffs[1], q2 = qOffs[2], q3 = qOffs[3];
         int p = 0;
+        // two vectors of positions at a time: eight FMA chains keep both FMA ports busy (four
+        // chains of 4-cycle FMAs allow one per cycle), and each query broadcast serves two FMAs
+        for (int bound = SPECIES.loopBound(n) - LANES; p < bound; p += 2 * LANES) {
+            FloatVector a0 = FloatVector.zero(SPECIES), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+            for (int d = 0; d < headDim; d++) {
+                int ko = base + d * stride + p;
+                FloatVector k = FloatVector.fromArray(SPECIES, kT, ko), k2 = FloatVector.fromArray(SPECIES, kT, ko + LANES);
+                FloatVector x = FloatVector.broadcast(SPECIES, q[q0 + d]);
+                a0 = k.fma(x, a0);
+                b0 = k2.fma(x, b0);
+                x = FloatVector.broadcast(SPECIES, q[q1 + d]);
+                a1 = k.fma(x, a1);
+                b1 = k2.fma(x, b1);
+                x = FloatVector.broadcast(SPECIES, q[q2 + d]);
+                a2 = k.fma(x, a2);
+                b2 = k2.fma(x, b2);
+                x = FloatVector.broadcast(SPECIES, q[q3 + d]);
+                a3 = k.fma(x, a3);
+                b3 = k2.fma(x, b3);
+            }
+            a0.mul(scale).intoArray(scores, p);
+            b0.mul(scale).intoArray(scores, p + LANES);
+            a1.mul(scale).intoArray(scores, scoreStride + p);
+            b1.mul(scale).intoArray(scores, scoreStride + p + LANES);
+            a2.mul(scale).intoArray(scores, 2 * scoreStride + p);
+            b2.mul(scale).intoArray(scores, 2 * scoreStride + p + LANES);
+            a3.mul(scale).intoArray(scores, 3 * scoreStride + p);
+            b3.mul(scale).intoArray(scores, 3 * scoreStride + p + LANES);
+        }
         for (int bound = SPECIES.loopBound(n); p < bound; p += LANES) {
             FloatVector a0 = FloatVector.zero(SPECIES), a1 = a0, a2 = a0, a3 = a0;
             for (int d = 0; d < headDim; d++) {
