@@ -7,26 +7,28 @@ import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
- * Scaled dot-product attention of one query head over {@code n} cached positions:
+ * Scaled dot-product attention of a query head over {@code n} cached positions:
  * <pre>
  *   s_p   = scale · (q · K_p)            p in [0, n)
  *   a     = softmax(s)                   in float ({@link Softmax})
  *   out   = Σ_p a_p · V_p
  * </pre>
- * The kernel does not know how the cache is laid out: the caller passes, per position, the byte
- * offset of that position's row in the key and value segments ({@code rowOffsets[p]}), plus the
- * offset of the KV head inside a row ({@code headOffset}). A contiguous cache and a paged one
- * (block table → block, offset) both reduce to such a list, so one kernel serves both. Causality
- * is the caller's business: it passes only the positions a query may see.
+ * {@link #attend} reads a cache in place and does not know how it is laid out: the caller passes,
+ * per position, the byte offset of that position's entry for KV head 0 ({@code rowOffsets[p]},
+ * {@link io.modelopt.core.kv.KvCache#entryOffset}) and the offset of the KV head in question
+ * ({@code headOffset}, a multiple of {@link io.modelopt.core.kv.KvCache#headStride}). A contiguous
+ * cache and a paged one (block table → block, offset) both reduce to such a list, so one kernel
+ * serves both. {@link #attendTransposed} and {@link #attendTransposed4} work on keys and values the
+ * runner has already converted to float arrays (a prefill's sequences). Causality is the caller's
+ * business: it passes only the positions a query may see.
  *
- * <p>Keys and values are F32 or F16 (little endian, as ggml stores them). F16 rows are converted
- * element by element with {@link Float#float16ToFloat}, which the JIT turns into the hardware
- * conversion where there is one. With F16 values the attention weights are rounded to F16 before
- * they multiply the values, as in llama.cpp, whose {@code ggml_mul_mat(v, kq)} converts the F32
- * operand to the F16 operand's type (the runner rounds the query likewise before {@code q·K}).
- * That costs ~3 significant digits on each weight, which llama-perplexity's numbers include:
- * without it our F16-cache perplexities differ from llama.cpp's by up to 5e-4 relative, with it
- * by 1e-4. An F32 cache has no rounding.
+ * <p>Keys and values are F32 or F16 (little endian, as ggml stores them), converted to float
+ * with {@link Float#float16ToFloat} semantics. With F16 values the attention weights are rounded
+ * to F16 before they multiply the values, as in llama.cpp, whose {@code ggml_mul_mat(v, kq)}
+ * converts the F32 operand to the F16 operand's type (the runner rounds the query likewise before
+ * {@code q·K}). That costs ~3 significant digits on each weight, which llama-perplexity's numbers
+ * include: without it our F16-cache perplexities differ from llama.cpp's by up to 5e-4 relative,
+ * with it by 1e-4. An F32 cache has no rounding.
  */
 public final class AttentionKernel {
     private AttentionKernel() {}
@@ -34,7 +36,7 @@ public final class AttentionKernel {
     static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    /** Cached rows that the vector path of {@link #attend} converts to float at a time. */
+    /** Cached positions whose entries the vector path of {@link #attend} converts to float at a time. */
     public static final int ROW_CHUNK = 128;
 
     /** Floats of the {@code rows} scratch that {@link #attend} needs for this head size. */
@@ -44,13 +46,14 @@ public final class AttentionKernel {
 
     /**
      * Attention of {@code heads} query heads that share one KV head (consecutive heads of a GQA
-     * group; one head without GQA) over {@code n} cached rows read in place: head {@code i}'s query
+     * group; one head without GQA) over {@code n} cached positions read in place: head {@code i}'s query
      * is at {@code q[qOff + i·headDim]}, its output goes to {@code out[outOff + i·headDim]}.
      *
      * <p>The vector path converts the KV head's entries of {@link #ROW_CHUNK} positions at a time
-     * to floats, so each key and value is converted once for all the heads; the scores are FMA chains over the head dimension with a
-     * fixed-order lane sum, and each output lane is the FMA chain over the positions in order, the
-     * same whatever the chunking. The scalar path runs the heads one by one, element by element.
+     * to floats, so each key and value is converted once for all the heads; the scores are FMA
+     * chains over the head dimension with a fixed-order lane sum, and each output lane is the FMA
+     * chain over the positions in order, the same whatever the chunking. The scalar path runs the
+     * heads one by one, element by element.
      *
      * @param scores {@code heads} rows of at least {@code n} floats, {@code scoreStride} apart; they
      *               hold the attention weights afterwards

@@ -47,9 +47,10 @@ import org.slf4j.LoggerFactory;
  * layer, keys transposed, and every (token, head) of it attends over those
  * ({@link AttentionKernel#attendTransposed}, or four at a time with
  * {@link AttentionKernel#attendTransposed4}: the heads of a GQA group, or one head at four
- * positions); a sequence with one token (decode) reads the cache
- * rows directly ({@link AttentionKernel#attend}), through the cache's slot mapping, so a paged
- * cache works the same way. Both compute the same function; they differ only in float rounding.
+ * positions); a sequence with one token (decode) reads the cache's entries in place
+ * ({@link AttentionKernel#attend}, the heads that share a KV head together), through the cache's
+ * slot mapping and entry offsets, so a paged cache works the same way. Both compute the same
+ * function; they differ only in float rounding.
  *
  * <p>Element-wise arithmetic follows llama.cpp's CPU backend where it can (RoPE angles, the
  * RMSNorm scale, {@code expf} in softmax and SiLU, F16 rounding with an F16 cache; see the
@@ -104,7 +105,7 @@ public final class LlamaRunner implements ModelRunner {
     private final float[] denseKeys;    // keys transposed: (kvDim, rows) per sequence
     private final float[] denseValues;  // values: (rows, kvDim) per sequence
     private final float[][] rowScratch; // (threads, kvDim)
-    private final float[][] attentionRows; // (threads, AttentionKernel.rowScratch(headDim)): cached rows as floats
+    private final float[][] attentionRows; // (threads, AttentionKernel.rowScratch(headDim)): cached entries as floats
     private final int densePositions;
     private int[] denseStart = new int[16];   // per batch sequence index: first row in denseKeys, or -1
     private int denseUsed;
