@@ -140,8 +140,8 @@ final class ElementwiseVector {
     }
 
     /**
-     * scores[p] = scale · Σ_d q[d]·kT[base + d·stride + p] for the positions of whole vectors;
-     * returns the first position left for the scalar tail.
+     * scores[p] = scale · Σ_d q[d]·kT[base + d·stride + p] for p < n (an FMA chain over d in order
+     * per lane; the last, partial vector masked); returns n.
      */
     static int transposedScores(float[] q, int qOff, int headDim, float[] kT, int base, int stride, int n, float scale, float[] scores) {
         int p = 0;
@@ -151,6 +151,15 @@ final class ElementwiseVector {
                 acc = FloatVector.fromArray(SPECIES, kT, base + d * stride + p).fma(FloatVector.broadcast(SPECIES, q[qOff + d]), acc);
             }
             acc.mul(scale).intoArray(scores, p);
+        }
+        if (p < n) { // the last, partial vector: masked loads and stores, the same chain per lane
+            VectorMask<Float> m = SPECIES.indexInRange(p, n);
+            FloatVector acc = FloatVector.zero(SPECIES);
+            for (int d = 0; d < headDim; d++) {
+                acc = FloatVector.fromArray(SPECIES, kT, base + d * stride + p, m).fma(FloatVector.broadcast(SPECIES, q[qOff + d]), acc);
+            }
+            acc.mul(scale).intoArray(scores, p, m);
+            p = n;
         }
         return p;
     }
@@ -236,6 +245,22 @@ final class ElementwiseVector {
             a1.mul(scale).intoArray(scores, scoreStride + p);
             a2.mul(scale).intoArray(scores, 2 * scoreStride + p);
             a3.mul(scale).intoArray(scores, 3 * scoreStride + p);
+        }
+        if (p < n) { // the last, partial vector (a scalar tail of up to 15 positions × headDim cost more than the rest at short lengths)
+            VectorMask<Float> m = SPECIES.indexInRange(p, n);
+            FloatVector a0 = FloatVector.zero(SPECIES), a1 = a0, a2 = a0, a3 = a0;
+            for (int d = 0; d < headDim; d++) {
+                FloatVector k = FloatVector.fromArray(SPECIES, kT, base + d * stride + p, m);
+                a0 = k.fma(FloatVector.broadcast(SPECIES, q[q0 + d]), a0);
+                a1 = k.fma(FloatVector.broadcast(SPECIES, q[q1 + d]), a1);
+                a2 = k.fma(FloatVector.broadcast(SPECIES, q[q2 + d]), a2);
+                a3 = k.fma(FloatVector.broadcast(SPECIES, q[q3 + d]), a3);
+            }
+            a0.mul(scale).intoArray(scores, p, m);
+            a1.mul(scale).intoArray(scores, scoreStride + p, m);
+            a2.mul(scale).intoArray(scores, 2 * scoreStride + p, m);
+            a3.mul(scale).intoArray(scores, 3 * scoreStride + p, m);
+            p = n;
         }
         return p;
     }
