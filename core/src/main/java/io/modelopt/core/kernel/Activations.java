@@ -153,25 +153,14 @@ final class Activations {
      * Fills {@code xt} for tokens {@code [t0, t1)} in blocks of 32 columns: each token's 32 values
      * are read contiguously and written down its tile (32 cache lines that stay in L1 for the
      * block). Reading column by column instead touched a new line of {@code q} per element (the
-     * tokens are {@code cols} bytes apart), 12% of a 128-token GEMM's time. With the vector kernels
-     * and Q8_0 activations, aligned groups of 16 tokens go through {@link TileTranspose} instead.
+     * tokens are {@code cols} bytes apart), 12% of a 128-token GEMM's time.
      */
     private void transpose(int t0, int t1) {
         for (int tb = t0; tb < t1; ) {
             int tile = tb / Gemm.TILE * Gemm.TILE, w = Math.min(Gemm.TILE, tPad - tile), te = Math.min(t1, tile + Gemm.TILE);
-            int ts = tb; // first token left to the scalar loop
-            if (vector && kind == Kind.Q8_0 && (tb - tile) % 16 == 0) {
-                // whole groups of 16 tokens, 16 columns at a time, transposed in registers
-                for (; ts + 16 <= te; ts += 16) {
-                    for (int k0 = 0; k0 < cols; k0 += 16) {
-                        TileTranspose.block16(q, ts * cols + k0, cols, d, ts * blocks + k0 / Q8_0.BLOCK_ELEMENTS, blocks,
-                                xt, tile * cols + k0 * w + (ts - tile), w);
-                    }
-                }
-            }
-            for (int k0 = 0; k0 < cols && ts < te; k0 += 32) {
+            for (int k0 = 0; k0 < cols; k0 += 32) {
                 int ke = Math.min(cols, k0 + 32);
-                for (int t = ts; t < te; t++) {
+                for (int t = tb; t < te; t++) {
                     int o = tile * cols + (t - tile);
                     switch (kind) {
                         case F32 -> {

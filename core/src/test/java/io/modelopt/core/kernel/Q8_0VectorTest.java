@@ -79,37 +79,4 @@ class Q8_0VectorTest {
     void lengthNotAWholeNumberOfBlocksIsRejected() {
         assertThrows(IllegalArgumentException.class, () -> Q8_0Vector.quantizeActivations(new float[40], 0, 40, new float[40], 0, new float[2], 0));
     }
-
-    /**
-     * The GEMM's transposed activations are the same floats whether aligned groups of 16 tokens go
-     * through {@link TileTranspose} (vector) or the scalar loop: token counts with and without a
-     * partial group, a last tile of 16 tokens, ranges split at odd places.
-     */
-    @Test
-    void transposedTilesEqualTheScalarTranspose() {
-        for (int cols : new int[] {64, 96}) {
-            for (int n : new int[] {16, 20, 37, 64}) {
-                float[] x = new float[n * cols];
-                for (int i = 0; i < x.length; i++) x[i] = (float) Math.sin(i * 0.61) * (1 + i % 7);
-                Activations scalar = new Activations(), vector = new Activations();
-                scalar.prepare(Activations.Kind.Q8_0, x, 0, cols, n, cols, true, false, false);
-                scalar.quantize(0, n);
-                vector.prepare(Activations.Kind.Q8_0, x, 0, cols, n, cols, true, false, true);
-                int split = n / 2 + 1; // the second range starts unaligned, the first ends unaligned
-                vector.quantize(0, split);
-                vector.quantize(split, n);
-                assertEquals(scalar.tPad, vector.tPad);
-                for (int i = 0; i < cols * scalar.tPad; i++) {
-                    assertEquals(Float.floatToRawIntBits(scalar.xt[i]), Float.floatToRawIntBits(vector.xt[i]),
-                            "cols " + cols + ", " + n + " tokens, xt[" + i + "]");
-                }
-                vector.prepare(Activations.Kind.Q8_0, x, 0, cols, n, cols, true, false, true);
-                vector.quantize(0, n);
-                for (int i = 0; i < cols * scalar.tPad; i++) {
-                    assertEquals(Float.floatToRawIntBits(scalar.xt[i]), Float.floatToRawIntBits(vector.xt[i]),
-                            "one range: cols " + cols + ", " + n + " tokens, xt[" + i + "]");
-                }
-            }
-        }
-    }
 }
