@@ -160,19 +160,21 @@ public final class AttentionKernel {
                                         float[] keysT, int kBase, int kStride, float[] values, int vBase, int vStride,
                                         int n, boolean f16Weights, float[] scores, float[] out, int outOff) {
         if (scores.length < n) throw new IllegalArgumentException("score scratch holds " + scores.length + " floats, need " + n);
-        int p = 0;
-        if (mode == KernelMode.VECTOR) p = ElementwiseVector.transposedScores(q, qOff, headDim, keysT, kBase, kStride, n, scale, scores);
-        for (; p < n; p++) {
-            float s = 0;
-            for (int d = 0; d < headDim; d++) s = Math.fma(q[qOff + d], keysT[kBase + d * kStride + p], s);
-            scores[p] = s * scale;
+        if (mode == KernelMode.VECTOR) {
+            ElementwiseVector.transposedScores(q, qOff, headDim, keysT, kBase, kStride, n, scale, scores);
+        } else {
+            for (int p = 0; p < n; p++) {
+                float s = 0;
+                for (int d = 0; d < headDim; d++) s = Math.fma(q[qOff + d], keysT[kBase + d * kStride + p], s);
+                scores[p] = s * scale;
+            }
         }
         Softmax.apply(mode, scores, 0, n);
         if (f16Weights) roundToF16(scores, n);
         int d = mode == KernelMode.VECTOR ? ElementwiseVector.weightedSum(scores, 0, n, values, vBase, vStride, headDim, out, outOff, false) : 0;
         for (; d < headDim; d++) {
             float s = 0;
-            for (p = 0; p < n; p++) s = Math.fma(scores[p], values[vBase + p * vStride + d], s);
+            for (int p = 0; p < n; p++) s = Math.fma(scores[p], values[vBase + p * vStride + d], s);
             out[outOff + d] = s;
         }
     }
@@ -207,14 +209,9 @@ public final class AttentionKernel {
         if (scoreStride < nMax || scores.length < QUERIES * scoreStride) {
             throw new IllegalArgumentException("score scratch: stride " + scoreStride + " and length " + scores.length + " for " + nMax + " positions");
         }
-        int p = ElementwiseVector.transposedScores4(q, qOffs, headDim, keysT, kBase, kStride, nMax, scale, scores, scoreStride);
+        ElementwiseVector.transposedScores4(q, qOffs, headDim, keysT, kBase, kStride, nMax, scale, scores, scoreStride);
         for (int i = 0; i < QUERIES; i++) {
-            int so = i * scoreStride, qo = qOffs[i];
-            for (int pp = p; pp < nMax; pp++) {
-                float sum = 0;
-                for (int d = 0; d < headDim; d++) sum = Math.fma(q[qo + d], keysT[kBase + d * kStride + pp], sum);
-                scores[so + pp] = sum * scale;
-            }
+            int so = i * scoreStride;
             Softmax.apply(KernelMode.VECTOR, scores, so, ns[i]);
             if (f16Weights) roundToF16(scores, so, ns[i]);
             java.util.Arrays.fill(scores, so + ns[i], so + nMax, 0f);

@@ -12,8 +12,8 @@ import jdk.incubator.vector.VectorSpecies;
  * The Vector API bodies of the element-wise kernels ({@link RmsNorm}, {@link Softmax},
  * {@link SwiGlu}, {@link AttentionKernel}). Kept in one class that the public kernels only touch
  * when their mode is {@link KernelMode#VECTOR}, so a JVM without {@code jdk.incubator.vector}
- * never loads it. Every loop has the same two phases: a vector body up to
- * {@code SPECIES.loopBound(n)} and a scalar tail, so any length works.
+ * never loads it. Every loop has a vector body up to {@code SPECIES.loopBound(n)} and then either
+ * a scalar tail or one masked vector, so any length works.
  *
  * <p>Results must not depend on whether the JIT has compiled a method yet: the Vector API lets
  * {@code reduceLanes(ADD)} and {@code lanewise(EXP)} differ between the intrinsic and the Java
@@ -140,10 +140,10 @@ final class ElementwiseVector {
     }
 
     /**
-     * scores[p] = scale · Σ_d q[d]·kT[base + d·stride + p] for p < n (an FMA chain over d in order
-     * per lane; the last, partial vector masked); returns n.
+     * scores[p] = scale · Σ_d q[d]·kT[base + d·stride + p] for p < n: an FMA chain over d in order
+     * per lane, the same as the scalar loop's; the last, partial vector of positions masked.
      */
-    static int transposedScores(float[] q, int qOff, int headDim, float[] kT, int base, int stride, int n, float scale, float[] scores) {
+    static void transposedScores(float[] q, int qOff, int headDim, float[] kT, int base, int stride, int n, float scale, float[] scores) {
         int p = 0;
         for (int bound = SPECIES.loopBound(n); p < bound; p += LANES) {
             FloatVector acc = FloatVector.zero(SPECIES);
@@ -159,9 +159,7 @@ final class ElementwiseVector {
                 acc = FloatVector.fromArray(SPECIES, kT, base + d * stride + p, m).fma(FloatVector.broadcast(SPECIES, q[qOff + d]), acc);
             }
             acc.mul(scale).intoArray(scores, p, m);
-            p = n;
         }
-        return p;
     }
 
     /**
@@ -199,7 +197,7 @@ final class ElementwiseVector {
      * {@link #transposedScores} for four queries at {@code qOffs[0..3]} over the same keys, scores
      * of query {@code i} at {@code scores[i·stride + p]}: one key vector load per four FMAs.
      */
-    static int transposedScores4(float[] q, int[] qOffs, int headDim, float[] kT, int base, int stride, int n, float scale,
+    static void transposedScores4(float[] q, int[] qOffs, int headDim, float[] kT, int base, int stride, int n, float scale,
                                  float[] scores, int scoreStride) {
         int q0 = qOffs[0], q1 = qOffs[1], q2 = qOffs[2], q3 = qOffs[3];
         int p = 0;
@@ -260,9 +258,7 @@ final class ElementwiseVector {
             a1.mul(scale).intoArray(scores, scoreStride + p, m);
             a2.mul(scale).intoArray(scores, 2 * scoreStride + p, m);
             a3.mul(scale).intoArray(scores, 3 * scoreStride + p, m);
-            p = n;
         }
-        return p;
     }
 
     /**

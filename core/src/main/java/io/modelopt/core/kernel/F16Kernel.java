@@ -32,9 +32,9 @@ final class F16Kernel {
 
     /**
      * Vector API path. Each weight row is first widened into a per-thread float buffer by a plain
-     * {@link Float#float16ToFloat} loop ({@link WeightData#halves}), which the JIT compiles to {@code vcvtph2ps} (16 halves per
-     * instruction; the Vector API has no half-float conversion, and doing it with integer bit
-     * operations took ten vector operations per 16 weights); the dot products then read the row
+     * {@link Float#float16ToFloat} loop ({@link #widen}), which the JIT compiles to
+     * {@code vcvtph2ps} (16 halves per instruction; the Vector API has no half-float conversion,
+     * and doing it with integer bit operations took ten vector operations per 16 weights); the dot products then read the row
      * from L1. One token uses two accumulators, a tile of four tokens one accumulator each, in the
      * order of the earlier in-register kernel (same floats). Columns past the last whole vector are
      * done in scalar. (All vector work stays inside each method: a vector passed to or returned
