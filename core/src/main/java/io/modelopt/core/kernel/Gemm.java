@@ -43,12 +43,15 @@ final class Gemm {
      */
     static final int MIN_TOKENS = Math.max(1, Integer.getInteger("modelopt.gemm.minTokens", 16));
 
+    /** Floats after the slices where a finished tile's accumulators are spilled (8 rows × 32 tokens). */
+    private static final int SPILL = ROWS * TILE;
+
     /**
      * Panel scratch of one thread: the decoder's output for 8 rows ({@code ROWS · cols} floats,
-     * row-major), a chunk of {@link #CHUNK_ROWS} rows as slices, and 16 floats for spilling a vector.
+     * row-major), a chunk of {@link #CHUNK_ROWS} rows as slices, and the {@link #SPILL} floats.
      */
     static float[] panel(float[] current, int cols) {
-        int need = (ROWS + CHUNK_ROWS) * cols + 16;
+        int need = (ROWS + CHUNK_ROWS) * cols + SPILL;
         return current != null && current.length >= need ? current : new float[need];
     }
 
@@ -84,9 +87,9 @@ final class Gemm {
         }
     }
 
-    /** Panel scratch for {@link #computePacked}: a whole group of rows as 8-row slices, plus 16 floats for spilling. */
+    /** Panel scratch for {@link #computePacked}: a whole group of rows as 8-row slices, plus the {@link #SPILL} floats. */
     static float[] packedPanel(float[] current, int groupRows, int cols) {
-        int need = groupRows * cols + 16;
+        int need = groupRows * cols + SPILL;
         return current != null && current.length >= need ? current : new float[need];
     }
 
@@ -123,7 +126,7 @@ final class Gemm {
         }
     }
 
-    /** The 8×32 tile: slice at {@code p[pb..]}, tokens {@code [t0, t0+32)}; {@code p[spill .. +16)} is scratch. */
+    /** The 8×32 tile: slice at {@code p[pb..]}, tokens {@code [t0, t0+32)}; {@code p[spill .. +256)} is scratch. */
     private static void block8x32(float[] p, int pb, int spill, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
         float[] xt = a.xt;
         int xb = t0 * cols; // the tile's stream (Activations.xtIndex)
@@ -157,23 +160,11 @@ final class Gemm {
             c70 = w.fma(x0, c70);
             c71 = w.fma(x1, c71);
         }
-        int n = a.nTokens;
-        c00.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0, n);
-        c01.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0, n);
-        c10.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 1, n);
-        c11.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 1, n);
-        c20.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 2, n);
-        c21.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 2, n);
-        c30.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 3, n);
-        c31.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 3, n);
-        c40.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 4, n);
-        c41.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 4, n);
-        c50.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 5, n);
-        c51.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 5, n);
-        c60.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 6, n);
-        c61.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 6, n);
-        c70.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 7, n);
-        c71.intoArray(p, spill); store(p, spill, out, oo, os, t0 + 16, r0 + 7, n);
+        c00.intoArray(p, spill); c01.intoArray(p, spill + 16); c10.intoArray(p, spill + 32); c11.intoArray(p, spill + 48);
+        c20.intoArray(p, spill + 64); c21.intoArray(p, spill + 80); c30.intoArray(p, spill + 96); c31.intoArray(p, spill + 112);
+        c40.intoArray(p, spill + 128); c41.intoArray(p, spill + 144); c50.intoArray(p, spill + 160); c51.intoArray(p, spill + 176);
+        c60.intoArray(p, spill + 192); c61.intoArray(p, spill + 208); c70.intoArray(p, spill + 224); c71.intoArray(p, spill + 240);
+        store(p, spill, TILE, out, oo, os, t0, r0, a.nTokens);
     }
 
     /** The 8×16 tile (the last tile when {@code tPad} is an odd number of 16-token grains). */
@@ -193,20 +184,29 @@ final class Gemm {
             c6 = FloatVector.broadcast(Simd.F, p[pk + 6]).fma(x0, c6);
             c7 = FloatVector.broadcast(Simd.F, p[pk + 7]).fma(x0, c7);
         }
-        int n = a.nTokens;
-        c0.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0, n);
-        c1.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 1, n);
-        c2.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 2, n);
-        c3.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 3, n);
-        c4.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 4, n);
-        c5.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 5, n);
-        c6.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 6, n);
-        c7.intoArray(p, spill); store(p, spill, out, oo, os, t0, r0 + 7, n);
+        c0.intoArray(p, spill); c1.intoArray(p, spill + 16); c2.intoArray(p, spill + 32); c3.intoArray(p, spill + 48);
+        c4.intoArray(p, spill + 64); c5.intoArray(p, spill + 80); c6.intoArray(p, spill + 96); c7.intoArray(p, spill + 112);
+        store(p, spill, TOKEN_GRAIN, out, oo, os, t0, r0, a.nTokens);
     }
 
-    /** Writes the 16 token results of row {@code r} spilled at {@code p[spill..]}, skipping padding tokens. */
-    private static void store(float[] p, int spill, float[] out, int oo, int os, int t0, int r, int n) {
-        int end = Math.min(16, n - t0);
-        for (int l = 0; l < end; l++) out[oo + (t0 + l) * os + r] = p[spill + l];
+    /**
+     * Writes a finished tile spilled at {@code p[spill..]} (row {@code i}, token {@code l} at
+     * {@code spill + i·width + l}) token by token: each token's 8 results are adjacent in {@code out}.
+     * Padding tokens (from {@code n}) are skipped. Writing row by row instead (16 calls per tile,
+     * each storing 16 values a row of {@code out} apart) took 8.7% of a small125m prefill.
+     */
+    private static void store(float[] p, int spill, int width, float[] out, int oo, int os, int t0, int r0, int n) {
+        int end = Math.min(width, n - t0);
+        for (int l = 0; l < end; l++) {
+            int o = oo + (t0 + l) * os + r0, q = spill + l;
+            out[o] = p[q];
+            out[o + 1] = p[q + width];
+            out[o + 2] = p[q + 2 * width];
+            out[o + 3] = p[q + 3 * width];
+            out[o + 4] = p[q + 4 * width];
+            out[o + 5] = p[q + 5 * width];
+            out[o + 6] = p[q + 6 * width];
+            out[o + 7] = p[q + 7 * width];
+        }
     }
 }
