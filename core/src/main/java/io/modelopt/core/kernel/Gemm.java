@@ -95,17 +95,18 @@ final class Gemm {
 
     /**
      * Row groups {@code [g0, g1)} of a repacked matrix ({@link InterleavedQ4_0}, {@link InterleavedQ8_0})
-     * for all tokens: each group (G rows) is decoded once straight into G/8 slices (the same floats
+     * for all tokens ({@code scales}: room for a group's scales as floats, {@code G · cols / 32}):
+     * each group (G rows) is decoded once straight into G/8 slices (the same floats
      * as the reference decoder), and every token tile passes over the slices, so a tile's
      * activations serve G rows while they are in cache. The file's own blocks are not read.
      */
-    static void computePacked(WeightMatrix w, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] panel) {
+    static void computePacked(WeightMatrix w, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] panel, float[] scales) {
         int cols = w.cols(), nb = cols / 32, rowsPerGroup = w.packedGroupRows();
         int spill = rowsPerGroup * cols;
         boolean q4 = w.type() == GgmlType.Q4_0;
         for (int g = g0; g < g1; g++) {
-            if (q4) InterleavedQ4_0.decodeGroup(w.packed(), g, nb, panel);
-            else InterleavedQ8_0.decodeGroup(w.packed(), g, nb, panel);
+            if (q4) InterleavedQ4_0.decodeGroup(w.packed(), g, nb, panel, scales);
+            else InterleavedQ8_0.decodeGroup(w.packed(), g, nb, panel, scales);
             tiles(panel, 0, rowsPerGroup, spill, cols, a, g * rowsPerGroup, out, outOff, outStride);
         }
     }

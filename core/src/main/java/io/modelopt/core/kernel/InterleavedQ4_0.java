@@ -46,9 +46,17 @@ final class InterleavedQ4_0 {
 
     /** Rows per group (the lanes of a 512-bit vector of shorts). */
     static final int ROWS = 32;
-    /** Bytes of one (group, block) record: 512 of quants, 128 of float scales. */
-    static final int RECORD = 640;
+    /** Bytes of one block's quants in a group (32 columns × 32 rows, 4 bits each). */
     private static final int QUANTS = 512;
+    /** Bytes of one block's scales in a group (32 halves). */
+    private static final int SCALES = 2 * ROWS;
+    /** Bytes per (group, block): {@link #packedBytes} is groups × blocks × RECORD. */
+    static final int RECORD = QUANTS + SCALES;
+
+    /** Where group {@code g}'s quants start: after its {@code nb} blocks of scales. */
+    private static long quants(long base, int nb) {
+        return base + (long) nb * SCALES;
+    }
 
     static final long TOUCH_AHEAD = Long.getLong("modelopt.q4touchAhead", 16 << 10);
     /** {@code -Dmodelopt.q4touch=false} turns the touches off. (The Q8_0 kernel measured slower with them: 12.5 vs 15.0 t/s tiny1b decode.) */
@@ -75,11 +83,12 @@ final class InterleavedQ4_0 {
         MemorySegment src = w.data();
         long rowBytes = w.rowBytes();
         for (int g = g0; g < g1; g++) {
+            long base = (long) g * nb * RECORD, q = quants(base, nb);
             for (int b = 0; b < nb; b++) {
-                long rec = ((long) g * nb + b) * RECORD;
+                long rec = q + (long) b * QUANTS;
                 for (int r = 0; r < ROWS; r++) {
                     long blk = (long) (g * ROWS + r) * rowBytes + (long) b * Q4_0Kernel.BLOCK_BYTES;
-                    dst.set(WeightData.FLOAT, rec + QUANTS + 4L * r, WeightData.half(src, blk));
+                    dst.set(WeightData.SHORT, base + (long) b * SCALES + 2L * r, src.get(WeightData.SHORT, blk));
                     long at = rec + 2L * lane(r);
                     for (int p = 0; p < 8; p++) {
                         dst.set(ValueLayout.JAVA_BYTE, at + 64L * p, src.get(ValueLayout.JAVA_BYTE, blk + 2 + 2 * p));
@@ -95,13 +104,14 @@ final class InterleavedQ4_0 {
      * column {@code k} at {@code panel[(r / 8)·8·cols + 8k + r % 8] = (q - 8)·d} (the reference
      * decoder's floats).
      */
-    static void decodeGroup(MemorySegment m, int g, int nb, float[] panel) {
-        long base = (long) g * nb * RECORD;
+    static void decodeGroup(MemorySegment m, int g, int nb, float[] panel, float[] scales) {
+        long quants = quants((long) g * nb * RECORD, nb);
         int slice = 8 * 32 * nb; // floats per 8-row slice
+        scales(m, g, nb, scales);
         for (int b = 0; b < nb; b++) {
-            long rec = base + (long) b * RECORD;
-            FloatVector d0 = FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS, Simd.LE);
-            FloatVector d1 = FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS + 64, Simd.LE);
+            long rec = quants + (long) b * QUANTS;
+            FloatVector d0 = FloatVector.fromArray(Simd.F, scales, 32 * b);
+            FloatVector d1 = FloatVector.fromArray(Simd.F, scales, 32 * b + 16);
             for (int p = 0; p < 8; p++) {
                 ShortVector v = ByteVector.fromMemorySegment(B64, m, rec + 64L * p, Simd.LE).reinterpretAsShorts();
                 int c = 32 * b + 2 * p;
@@ -128,15 +138,21 @@ final class InterleavedQ4_0 {
     private static final int[] NIBBLE_COLUMN = {0, 16, 1, 17};
 
     /** Groups {@code [g0, g1)} for every token of {@code a} ({@link Activations#packedQ4} filled). */
-    static void compute(MemorySegment m, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride) {
+    static void compute(MemorySegment m, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
         for (int g = g0; g < g1; g++) {
-            long base = (long) g * nb * RECORD;
-            // the first token reads the group from memory; the others find it in L1 (20 KB at 2048 columns)
-            for (int t = 0; t < a.nTokens; t++) group(m, base, nb, a, t, out, outOff + t * outStride + g * ROWS);
+            long q = quants((long) g * nb * RECORD, nb);
+            scales(m, g, nb, scales);
+            // the first token reads the group from memory; the others find it in L1 (18 KB at 2048 columns)
+            for (int t = 0; t < a.nTokens; t++) group(m, q, nb, a, t, out, outOff + t * outStride + g * ROWS, scales);
         }
     }
 
-    private static void group(MemorySegment m, long base, int nb, Activations a, int t, float[] out, int o) {
+    /** Group {@code g}'s scales as floats: row {@code r} of block {@code b} at {@code scales[32b + r]} ({@code nb · 32} of them). */
+    static void scales(MemorySegment m, int g, int nb, float[] scales) {
+        WeightData.halves(m, (long) g * nb * RECORD, scales, 0, nb * ROWS);
+    }
+
+    private static void group(MemorySegment m, long base, int nb, Activations a, int t, float[] out, int o, float[] scales) {
         short[] x = a.q16, neg8 = a.neg8Sum;
         float[] d = a.d;
         int xt = t * a.cols, dt = t * a.blocks;
@@ -144,13 +160,12 @@ final class InterleavedQ4_0 {
         int sink = 0;
         FloatVector f0 = FloatVector.zero(Simd.F), f1 = f0;
         for (int b = 0; b < nb; b++) {
-            long rec = base + (long) b * RECORD;
+            long rec = base + (long) b * QUANTS;
             if (TOUCH) {
                 long ahead = Math.min(rec + TOUCH_AHEAD, touchLimit);
                 sink += m.get(ValueLayout.JAVA_BYTE, ahead) + m.get(ValueLayout.JAVA_BYTE, ahead + 64) + m.get(ValueLayout.JAVA_BYTE, ahead + 128)
                         + m.get(ValueLayout.JAVA_BYTE, ahead + 192) + m.get(ValueLayout.JAVA_BYTE, ahead + 256) + m.get(ValueLayout.JAVA_BYTE, ahead + 320)
-                        + m.get(ValueLayout.JAVA_BYTE, ahead + 384) + m.get(ValueLayout.JAVA_BYTE, ahead + 448) + m.get(ValueLayout.JAVA_BYTE, ahead + 512)
-                        + m.get(ValueLayout.JAVA_BYTE, ahead + 576);
+                        + m.get(ValueLayout.JAVA_BYTE, ahead + 384) + m.get(ValueLayout.JAVA_BYTE, ahead + 448);
             }
             int xo = xt + 32 * b;
             // a0 starts at -8·Σx: with it, Σ q·x (wrapping) becomes Σ (q-8)·x
@@ -168,8 +183,8 @@ final class InterleavedQ4_0 {
             FloatVector lo = sums.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
             FloatVector hi = sums.lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
             FloatVector dx = FloatVector.broadcast(Simd.F, d[dt + b]);
-            f0 = lo.fma(FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS, Simd.LE).mul(dx), f0);
-            f1 = hi.fma(FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS + 64, Simd.LE).mul(dx), f1);
+            f0 = lo.fma(FloatVector.fromArray(Simd.F, scales, 32 * b).mul(dx), f0);
+            f1 = hi.fma(FloatVector.fromArray(Simd.F, scales, 32 * b + 16).mul(dx), f1);
         }
         Prefetch.keep(sink);
         f0.intoArray(out, o);

@@ -27,8 +27,17 @@ final class InterleavedQ8_0 {
     private InterleavedQ8_0() {}
 
     static final int ROWS = 16;
-    static final int RECORD = 576;
+    /** Bytes of one block's quants in a group (32 columns × 16 rows). */
     private static final int QUANTS = 512;
+    /** Bytes of one block's scales in a group (16 halves). */
+    private static final int SCALES = 2 * ROWS;
+    /** Bytes per (group, block): {@link #packedBytes} is groups × blocks × RECORD. */
+    static final int RECORD = QUANTS + SCALES;
+
+    /** Where group {@code g}'s quants start: after its {@code nb} blocks of scales. */
+    private static long quants(long base, int nb) {
+        return base + (long) nb * SCALES;
+    }
 
     static long packedBytes(int rows, int cols) {
         return (long) (rows / ROWS) * (cols / 32) * RECORD;
@@ -40,30 +49,37 @@ final class InterleavedQ8_0 {
         MemorySegment src = w.data();
         long rowBytes = w.rowBytes();
         for (int g = g0; g < g1; g++) {
+            long base = (long) g * nb * RECORD, q = quants(base, nb);
             for (int b = 0; b < nb; b++) {
-                long rec = ((long) g * nb + b) * RECORD;
+                long rec = q + (long) b * QUANTS;
                 for (int r = 0; r < ROWS; r++) {
                     long blk = (long) (g * ROWS + r) * rowBytes + (long) b * Q8_0Kernel.BLOCK_BYTES;
-                    dst.set(WeightData.FLOAT, rec + QUANTS + 4L * r, WeightData.half(src, blk));
+                    dst.set(WeightData.SHORT, base + (long) b * SCALES + 2L * r, src.get(WeightData.SHORT, blk));
                     for (int k = 0; k < 32; k++) dst.set(ValueLayout.JAVA_BYTE, rec + 16L * k + r, src.get(ValueLayout.JAVA_BYTE, blk + 2 + k));
                 }
             }
         }
     }
 
+    /** Group {@code g}'s scales as floats: row {@code r} of block {@code b} at {@code scales[16b + r]} ({@code nb · 16} of them). */
+    static void scales(MemorySegment m, int g, int nb, float[] scales) {
+        WeightData.halves(m, (long) g * nb * RECORD, scales, 0, nb * ROWS);
+    }
+
     /**
      * Group {@code g} decoded for the prefill GEMM as two 8-row slices ({@link Gemm}): row {@code r},
      * column {@code k} at {@code panel[(r / 8)·8·cols + 8k + r % 8] = q·d} (the reference decoder's floats).
      */
-    static void decodeGroup(MemorySegment m, int g, int nb, float[] panel) {
-        long base = (long) g * nb * RECORD;
+    static void decodeGroup(MemorySegment m, int g, int nb, float[] panel, float[] scales) {
+        long q = quants((long) g * nb * RECORD, nb);
         int slice = 8 * 32 * nb; // floats per 8-row slice
+        scales(m, g, nb, scales);
         for (int b = 0; b < nb; b++) {
-            long rec = base + (long) b * RECORD;
+            long rec = q + (long) b * QUANTS;
             // 8-lane halves, one per slice: plain 32-byte stores (two masked 64-byte stores per
             // column, half of them straddling cache lines, took twice as long)
-            FloatVector d0 = FloatVector.fromMemorySegment(Simd.F8, m, rec + QUANTS, Simd.LE);
-            FloatVector d1 = FloatVector.fromMemorySegment(Simd.F8, m, rec + QUANTS + 32, Simd.LE);
+            FloatVector d0 = FloatVector.fromArray(Simd.F8, scales, 16 * b);
+            FloatVector d1 = FloatVector.fromArray(Simd.F8, scales, 16 * b + 8);
             for (int k = 0; k < 32; k++) {
                 long at = rec + 16L * k;
                 FloatVector lo = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B8, m, at, Simd.LE).convertShape(VectorOperators.B2I, Simd.I8, 0)).convert(VectorOperators.I2F, 0);
@@ -76,19 +92,20 @@ final class InterleavedQ8_0 {
     }
 
     /** Groups {@code [g0, g1)} for every token of {@code a} (Q8_0 activations). */
-    static void compute(MemorySegment m, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride) {
+    static void compute(MemorySegment m, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
         for (int g = g0; g < g1; g++) {
-            long base = (long) g * nb * RECORD;
-            for (int t = 0; t < a.nTokens; t++) group(m, base, nb, a, t, out, outOff + t * outStride + g * ROWS);
+            long q = quants((long) g * nb * RECORD, nb);
+            scales(m, g, nb, scales);
+            for (int t = 0; t < a.nTokens; t++) group(m, q, nb, a, t, out, outOff + t * outStride + g * ROWS, scales);
         }
     }
 
-    private static void group(MemorySegment m, long base, int nb, Activations a, int t, float[] out, int o) {
+    private static void group(MemorySegment m, long base, int nb, Activations a, int t, float[] out, int o, float[] scales) {
         float[] x = a.q, d = a.d;
         int xt = t * a.cols, dt = t * a.blocks;
         FloatVector acc = FloatVector.zero(Simd.F);
         for (int b = 0; b < nb; b++) {
-            long rec = base + (long) b * RECORD;
+            long rec = base + (long) b * QUANTS;
             int xo = xt + 32 * b;
             FloatVector p0 = FloatVector.zero(Simd.F), p1 = p0, p2 = p0, p3 = p0;
             for (int k = 0; k < 32; k += 4) {
@@ -103,7 +120,7 @@ final class InterleavedQ8_0 {
                 p3 = w3.fma(FloatVector.broadcast(Simd.F, x[xo + k + 3]), p3);
             }
             FloatVector sumi = p0.add(p1).add(p2.add(p3));
-            acc = sumi.fma(FloatVector.fromMemorySegment(Simd.F, m, rec + QUANTS, Simd.LE).mul(d[dt + b]), acc);
+            acc = sumi.fma(FloatVector.fromArray(Simd.F, scales, 16 * b).mul(d[dt + b]), acc);
         }
         acc.intoArray(out, o);
     }

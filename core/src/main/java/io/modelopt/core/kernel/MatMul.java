@@ -156,6 +156,8 @@ public final class MatMul {
         boolean gemm, packed;
         /** Per-worker panels of the GEMM path, grown on demand. */
         float[][] panels = new float[1][];
+        /** Per-worker scales of one row group of a repacked matrix, as floats, grown on demand. */
+        float[][] scales = new float[1][];
 
         final ComputePool.RangeTask quantizeTask = (start, end, worker) -> activations.quantize(start, end);
         final ComputePool.RangeTask rowTask = (start, end, worker) -> {
@@ -171,13 +173,15 @@ public final class MatMul {
                 // whole groups from the repacked copy, the rows after the last group from the file
                 int split = Math.min(r1, w.packedRows()), nb = w.cols() / 32;
                 if (r0 < split) {
+                    float[] sc = scales[worker];
+                    if (sc == null || sc.length < nb * grain) sc = scales[worker] = new float[nb * grain];
                     if (gemm) {
                         float[] panel = panels[worker] = Gemm.packedPanel(panels[worker], grain, w.cols());
-                        Gemm.computePacked(w, activations, r0 / grain, split / grain, out, outOffset, outStride, panel);
+                        Gemm.computePacked(w, activations, r0 / grain, split / grain, out, outOffset, outStride, panel, sc);
                     } else if (w.type() == GgmlType.Q4_0) {
-                        InterleavedQ4_0.compute(w.packed(), nb, activations, r0 / grain, split / grain, out, outOffset, outStride);
+                        InterleavedQ4_0.compute(w.packed(), nb, activations, r0 / grain, split / grain, out, outOffset, outStride, sc);
                     } else {
-                        InterleavedQ8_0.compute(w.packed(), nb, activations, r0 / grain, split / grain, out, outOffset, outStride);
+                        InterleavedQ8_0.compute(w.packed(), nb, activations, r0 / grain, split / grain, out, outOffset, outStride, sc);
                     }
                 }
                 int tail = Math.max(r0, split);
@@ -205,6 +209,7 @@ public final class MatMul {
             this.grain = grain;
             this.count = 0;
             if (gemm && panels.length < threads) panels = java.util.Arrays.copyOf(panels, threads);
+            if (packed && scales.length < threads) scales = java.util.Arrays.copyOf(scales, threads);
             activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, cols, gemm, q4Activations, vector);
         }
 
