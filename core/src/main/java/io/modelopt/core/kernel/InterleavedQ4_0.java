@@ -15,9 +15,10 @@ import jdk.incubator.vector.VectorSpecies;
  * GEMM decodes its panels from the same copy ({@link #decodeGroup}), so the file's pages of the
  * copied rows can be released.
  *
- * <p><b>Layout.</b> Rows are taken in groups of {@link #ROWS} = 32. For each group and each
- * 32-column block {@code b} there is one 640-byte record: 8 × 64 bytes of quants, then the 32
- * rows' scales as floats (row order). Quant chunk {@code p} holds block bytes {@code 2p} and
+ * <p><b>Layout.</b> Rows are taken in groups of {@link #ROWS} = 32. A group starts with its
+ * scales, the file's halves, 32 per 32-column block (row order; widened once per group into a
+ * float array, {@link #scales}, as in {@link InterleavedQ8_0}), followed by one 512-byte record of
+ * quants per block: 8 × 64 bytes. Quant chunk {@code p} holds block bytes {@code 2p} and
  * {@code 2p+1} of every row of the group as one 16-bit lane per row: lane {@code 2i} is row
  * {@code i}, lane {@code 2i+1} row {@code 16+i} (so that the two halves of each 32-bit lane are
  * rows {@code i} and {@code 16+i}, see below). The four nibbles of a lane are columns
