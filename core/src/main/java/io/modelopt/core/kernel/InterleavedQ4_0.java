@@ -38,9 +38,12 @@ import jdk.incubator.vector.VectorSpecies;
  * which the JIT cannot prove such a conversion's species constant boxes every vector (seen with
  * {@code convertShape(ZERO_EXTEND_B2S, …)} here, depending on profile).
  *
- * <p>The kernel is memory bound on a long matrix; Java has no prefetch instruction, so a load of one
- * byte per cache line {@link #TOUCH_AHEAD} bytes ahead starts the misses early (measured on the 2-core
- * AVX-512 VM, 5632×2048 from memory, 2 threads: 15.6 GB/s without, 18.6 GB/s with).
+ * <p>The kernel is memory bound on a long matrix; Java has no prefetch instruction. A load of one
+ * byte per cache line {@link #TOUCH_AHEAD} bytes ahead ({@code -Dmodelopt.q4touch=true}) started
+ * the misses early while the copy was on small pages and the scales were read from the stream
+ * (5632×2048 from memory, 2 threads: 15.6 GB/s without, 18.6 GB/s with); on huge pages with the
+ * scales in L1 it measures slightly slower (JMH 2056–2098 vs 2168–2223 calls/s; tiny1b decode
+ * 25.6–26.1 vs 26.0–26.2 t/s), so it is off by default.
  */
 final class InterleavedQ4_0 {
     private InterleavedQ4_0() {}
@@ -60,8 +63,8 @@ final class InterleavedQ4_0 {
     }
 
     static final long TOUCH_AHEAD = Long.getLong("modelopt.q4touchAhead", 16 << 10);
-    /** {@code -Dmodelopt.q4touch=false} turns the touches off. (The Q8_0 kernel measured slower with them: 12.5 vs 15.0 t/s tiny1b decode.) */
-    static final boolean TOUCH = Boolean.parseBoolean(System.getProperty("modelopt.q4touch", "true"));
+    /** {@code -Dmodelopt.q4touch=true} turns the touches on (off by default, see above; the Q8_0 kernel never gained from them). */
+    static final boolean TOUCH = Boolean.parseBoolean(System.getProperty("modelopt.q4touch", "false"));
 
     private static final VectorSpecies<Short> S = ShortVector.SPECIES_512;
     private static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_512;
