@@ -16,9 +16,10 @@ import jdk.incubator.vector.VectorOperators;
  * halves, 16 per 32-column block {@code b} (row order), followed by one 512-byte record per block:
  * 32 × 16 bytes of quants, column after column (byte {@code 16k + r} is row {@code r}'s quant of
  * column {@code 32b + k}). The kernels widen a group's scales once into a float array
- * ({@link #scales}) and read them from there: read from the stream at the end of each block, as
- * floats, they held the row accumulators' chain on a memory load (tiny1b decode 12.1–12.6 t/s
- * then, 16.9–17.0 now). Rows after the last whole group are computed in place by {@link Q8_0Kernel}.
+ * ({@link #scales}) and read them from there. Read from the stream at the end of each block, as
+ * floats, they made the record a ninth cache line and put a load from the stream into the row
+ * accumulators' chain (tiny1b decode 12.1–12.6 t/s then, 16.9–17.0 now: more than the 11% fewer
+ * bytes alone would give). Rows after the last whole group are computed in place by {@link Q8_0Kernel}.
  *
  * <p><b>Arithmetic.</b> Per block, four float accumulators collect {@code q_w·q_x} over the
  * columns (every product and partial sum is an integer below 2^24, so exact: ggml's
