@@ -80,6 +80,18 @@ final class F16Kernel {
             // four independent FMA chains: with two, the loop waited on the FMA latency (4 cycles)
             FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0;
             int k = 0;
+            // 128 columns per iteration, the same four chains: half the loop's index arithmetic
+            // per FMA (JMH 5632×2048 from memory, two threads: 17.3–17.5 → 18.3–18.8 GB/s)
+            for (; k + 128 <= cols; k += 128) {
+                a0 = FloatVector.fromArray(Simd.F, wr, k).fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
+                a1 = FloatVector.fromArray(Simd.F, wr, k + 16).fma(FloatVector.fromArray(Simd.F, x, xo + k + 16), a1);
+                a2 = FloatVector.fromArray(Simd.F, wr, k + 32).fma(FloatVector.fromArray(Simd.F, x, xo + k + 32), a2);
+                a3 = FloatVector.fromArray(Simd.F, wr, k + 48).fma(FloatVector.fromArray(Simd.F, x, xo + k + 48), a3);
+                a0 = FloatVector.fromArray(Simd.F, wr, k + 64).fma(FloatVector.fromArray(Simd.F, x, xo + k + 64), a0);
+                a1 = FloatVector.fromArray(Simd.F, wr, k + 80).fma(FloatVector.fromArray(Simd.F, x, xo + k + 80), a1);
+                a2 = FloatVector.fromArray(Simd.F, wr, k + 96).fma(FloatVector.fromArray(Simd.F, x, xo + k + 96), a2);
+                a3 = FloatVector.fromArray(Simd.F, wr, k + 112).fma(FloatVector.fromArray(Simd.F, x, xo + k + 112), a3);
+            }
             for (; k + 64 <= cols; k += 64) {
                 a0 = FloatVector.fromArray(Simd.F, wr, k).fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
                 a1 = FloatVector.fromArray(Simd.F, wr, k + 16).fma(FloatVector.fromArray(Simd.F, x, xo + k + 16), a1);
