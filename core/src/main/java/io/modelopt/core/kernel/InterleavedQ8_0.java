@@ -97,11 +97,88 @@ final class InterleavedQ8_0 {
 
     /** Groups {@code [g0, g1)} for every token of {@code a} (Q8_0 activations). */
     static void compute(MemorySegment m, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
-        for (int g = g0; g < g1; g++) {
+        int g = g0;
+        if (a.nTokens == 1) {
+            for (; g + 2 <= g1; g += 2) {
+                long qa = quants((long) g * nb * RECORD, nb), qb = quants((long) (g + 1) * nb * RECORD, nb);
+                WeightData.halves(m, (long) g * nb * RECORD, scales, 0, nb * ROWS);
+                WeightData.halves(m, (long) (g + 1) * nb * RECORD, scales, nb * ROWS, nb * ROWS);
+                groupPair(m, qa, qb, nb, a, out, outOff + g * ROWS, scales);
+            }
+        }
+        for (; g < g1; g++) {
             long q = quants((long) g * nb * RECORD, nb);
             scales(m, g, nb, scales);
             for (int t = 0; t < a.nTokens; t++) group(m, q, nb, a, t, out, outOff + t * outStride + g * ROWS, scales);
         }
+    }
+
+    /**
+     * Groups at {@code qa} and {@code qb} (adjacent rows) for a one-token call: each activation is
+     * loaded and broadcast once for both groups, and its index checked once, which takes about a
+     * sixth of the instructions per line of weights off {@link #group} (JMH 5632×2048 and
+     * 2048×5632, one token, two threads, 1 GiB: 18.5–20.7 → 21.3–22.9 GB/s). 8 columns per
+     * iteration: 16 for two groups would be as large as the 32-column version that C1 rejects.
+     * Same products in the same order per row as {@link #group}: the same bits.
+     */
+    private static void groupPair(MemorySegment m, long qa, long qb, int nb, Activations a, float[] out, int o, float[] scales) {
+        float[] x = a.q, d = a.d;
+        FloatVector accA = FloatVector.zero(Simd.F), accB = accA;
+        for (int b = 0; b < nb; b++) {
+            long ra = qa + (long) b * QUANTS, rb = qb + (long) b * QUANTS;
+            int xo = 32 * b;
+            FloatVector p0 = FloatVector.zero(Simd.F), p1 = p0, p2 = p0, p3 = p0, s0 = p0, s1 = p0, s2 = p0, s3 = p0;
+            for (int k = 0; k < 32; k += 8) {
+                long at = ra + 16L * k, bt = rb + 16L * k;
+                int xk = xo + k;
+                FloatVector w, xb;
+                xb = FloatVector.broadcast(Simd.F, x[xk]);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                p0 = w.fma(xb, p0);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, bt, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                s0 = w.fma(xb, s0);
+                xb = FloatVector.broadcast(Simd.F, x[xk + 1]);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                p1 = w.fma(xb, p1);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, bt + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                s1 = w.fma(xb, s1);
+                xb = FloatVector.broadcast(Simd.F, x[xk + 2]);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                p2 = w.fma(xb, p2);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, bt + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                s2 = w.fma(xb, s2);
+                xb = FloatVector.broadcast(Simd.F, x[xk + 3]);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                p3 = w.fma(xb, p3);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, bt + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                s3 = w.fma(xb, s3);
+                xb = FloatVector.broadcast(Simd.F, x[xk + 4]);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 64, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                p0 = w.fma(xb, p0);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, bt + 64, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                s0 = w.fma(xb, s0);
+                xb = FloatVector.broadcast(Simd.F, x[xk + 5]);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 80, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                p1 = w.fma(xb, p1);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, bt + 80, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                s1 = w.fma(xb, s1);
+                xb = FloatVector.broadcast(Simd.F, x[xk + 6]);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 96, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                p2 = w.fma(xb, p2);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, bt + 96, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                s2 = w.fma(xb, s2);
+                xb = FloatVector.broadcast(Simd.F, x[xk + 7]);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 112, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                p3 = w.fma(xb, p3);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, bt + 112, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                s3 = w.fma(xb, s3);
+            }
+            FloatVector dx = FloatVector.broadcast(Simd.F, d[b]);
+            accA = p0.add(p1).add(p2.add(p3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * b).mul(dx), accA);
+            accB = s0.add(s1).add(s2.add(s3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (nb + b)).mul(dx), accB);
+        }
+        accA.intoArray(out, o);
+        accB.intoArray(out, o + ROWS);
     }
 
     private static void group(MemorySegment m, long base, int nb, Activations a, int t, float[] out, int o, float[] scales) {

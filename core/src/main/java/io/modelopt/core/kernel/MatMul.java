@@ -174,7 +174,7 @@ public final class MatMul {
                 int split = Math.min(r1, w.packedRows()), nb = w.cols() / 32;
                 if (r0 < split) {
                     float[] sc = scales[worker];
-                    if (sc == null || sc.length < nb * grain) sc = scales[worker] = new float[nb * grain];
+                    if (sc == null || sc.length < 2 * nb * grain) sc = scales[worker] = new float[2 * nb * grain]; // two groups' (InterleavedQ8_0 pairs them)
                     if (gemm) {
                         float[] panel = panels[worker] = Gemm.packedPanel(panels[worker], grain, w.cols());
                         Gemm.computePacked(w, activations, r0 / grain, split / grain, out, outOffset, outStride, panel, sc);

@@ -184,6 +184,36 @@ class InterleavedWeightsTest {
         assertFalse(q6.canRepack());
     }
 
+    /**
+     * One-token Q8_0 calls take two row groups per pass ({@code InterleavedQ8_0.groupPair}), calls
+     * with more tokens one group at a time: the same products in the same order, so a token gives
+     * the same bits either way, with an even or odd number of groups and a row tail.
+     */
+    @Test
+    void q8_0DecodeInPairsEqualsOneGroupAtATime() {
+        long seed = 1300;
+        for (int[] s : new int[][]{{32, 64}, {48, 96}, {80, 2048}, {101, 160}, {16, 32}}) {
+            int rows = s[0], cols = s[1];
+            WeightMatrix w = MatMulTest.matrix(GgmlType.Q8_0, rows, cols, ++seed).repacked(arena);
+            float[] x = MatMulTest.activations(cols, seed * 7);
+            float[] two = new float[2 * cols];
+            System.arraycopy(x, 0, two, 0, cols);
+            System.arraycopy(x, 0, two, cols, cols);
+            for (ComputePool pool : new ComputePool[]{pool1, pool2, pool3}) {
+                float[] single = new float[rows], pair = new float[2 * rows];
+                MatMul.matmul(KernelMode.VECTOR, pool, w, x, 0, cols, 1, single, 0, rows);
+                MatMul.matmul(KernelMode.VECTOR, pool, w, two, 0, cols, 2, pair, 0, rows);
+                org.junit.jupiter.api.Assertions.assertArrayEquals(java.util.Arrays.copyOf(pair, rows), single, 0f, rows + "x" + cols);
+            }
+        }
+        // a NaN scale in the second group of a pair reaches that row only
+        WeightMatrix plain = MatMulTest.matrix(GgmlType.Q8_0, 64, 96, 1400);
+        plain.tensor().data().set(ValueLayout.JAVA_SHORT_UNALIGNED, 21 * plain.rowBytes() + GgmlType.Q8_0.bytesFor(64), (short) 0x7E00);
+        float[] out = new float[64];
+        MatMul.matmul(KernelMode.VECTOR, pool1, plain.repacked(arena), MatMulTest.activations(96, 1401), 0, 96, 1, out, 0, 64);
+        for (int r = 0; r < 64; r++) assertEquals(r == 21, Float.isNaN(out[r]), "row " + r);
+    }
+
     @org.junit.jupiter.api.Tag("allocation") // run in a JVM of its own (see the parent pom)
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
     @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
