@@ -185,14 +185,14 @@ class InterleavedWeightsTest {
     }
 
     /**
-     * One-token Q8_0 calls take two row groups per pass ({@code InterleavedQ8_0.groupPair}), calls
+     * One-token Q8_0 calls take four row groups per pass ({@code InterleavedQ8_0.groupQuad}), calls
      * with more tokens one group at a time: the same products in the same order, so a token gives
-     * the same bits either way, with an even or odd number of groups and a row tail.
+     * the same bits either way, with whole fours, remainders and a row tail.
      */
     @Test
-    void q8_0DecodeInPairsEqualsOneGroupAtATime() {
+    void q8_0DecodeInFoursEqualsOneGroupAtATime() {
         long seed = 1300;
-        for (int[] s : new int[][]{{32, 64}, {48, 96}, {80, 2048}, {101, 160}, {16, 32}}) {
+        for (int[] s : new int[][]{{32, 64}, {48, 96}, {64, 64}, {80, 2048}, {101, 160}, {128, 96}, {16, 32}}) {
             int rows = s[0], cols = s[1];
             WeightMatrix w = MatMulTest.matrix(GgmlType.Q8_0, rows, cols, ++seed).repacked(arena);
             float[] x = MatMulTest.activations(cols, seed * 7);
@@ -206,7 +206,7 @@ class InterleavedWeightsTest {
                 org.junit.jupiter.api.Assertions.assertArrayEquals(java.util.Arrays.copyOf(pair, rows), single, 0f, rows + "x" + cols);
             }
         }
-        // a NaN scale in the second group of a pair reaches that row only
+        // a NaN scale in the second group of a four reaches that row only
         WeightMatrix plain = MatMulTest.matrix(GgmlType.Q8_0, 64, 96, 1400);
         plain.tensor().data().set(ValueLayout.JAVA_SHORT_UNALIGNED, 21 * plain.rowBytes() + GgmlType.Q8_0.bytesFor(64), (short) 0x7E00);
         float[] out = new float[64];
