@@ -31,6 +31,8 @@ final class InterleavedQ8_0 {
     private InterleavedQ8_0() {}
 
     static final int ROWS = 16;
+    /** Row groups per pass of a one-token call ({@link #groupQuad}). */
+    static final int DECODE_GROUPS = 4;
     /** Bytes of one block's quants in a group (32 columns × 16 rows). */
     private static final int QUANTS = 512;
     /** Bytes of one block's scales in a group (16 halves). */
@@ -99,8 +101,8 @@ final class InterleavedQ8_0 {
     static void compute(MemorySegment m, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
         int g = g0;
         if (a.nTokens == 1) {
-            for (; g + 4 <= g1; g += 4) {
-                for (int j = 0; j < 4; j++) WeightData.halves(m, (long) (g + j) * nb * RECORD, scales, j * nb * ROWS, nb * ROWS);
+            for (; g + DECODE_GROUPS <= g1; g += DECODE_GROUPS) {
+                for (int j = 0; j < DECODE_GROUPS; j++) WeightData.halves(m, (long) (g + j) * nb * RECORD, scales, j * nb * ROWS, nb * ROWS);
                 groupQuad(m, quants((long) g * nb * RECORD, nb), nb, a, out, outOff + g * ROWS, scales);
             }
         }

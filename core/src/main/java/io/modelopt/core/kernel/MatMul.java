@@ -113,8 +113,12 @@ public final class MatMul {
             // dynamic pieces (about 8 per thread) so that the thread that also does the caller's serial work does not hold up the call
             int units = call.units();
             int piece = Math.max(1, units / (8 * pool.threads()));
-            // a repacked Q8_0 decode takes four row groups per pass (InterleavedQ8_0.compute): pieces of whole fours
-            if (packed && !gemm && nTokens == 1 && w0.type() == GgmlType.Q8_0) piece = (piece + 3) / 4 * 4;
+            // a repacked one-token call takes several row groups per pass (InterleavedQ8_0.DECODE_GROUPS,
+            // InterleavedQ4_0.DECODE_GROUPS): pieces of whole passes
+            if (packed && !gemm && nTokens == 1) {
+                int pass = w0.type() == GgmlType.Q8_0 ? InterleavedQ8_0.DECODE_GROUPS : InterleavedQ4_0.DECODE_GROUPS;
+                piece = (piece + pass - 1) / pass * pass;
+            }
             pool.parallelForDynamic(units, piece, call.rowTask);
         } finally {
             call.clear();
@@ -177,7 +181,7 @@ public final class MatMul {
                 int split = Math.min(r1, w.packedRows()), nb = w.cols() / 32;
                 if (r0 < split) {
                     float[] sc = scales[worker];
-                    if (sc == null || sc.length < 4 * nb * grain) sc = scales[worker] = new float[4 * nb * grain]; // four groups' (InterleavedQ8_0 takes four at once)
+                    if (sc == null || sc.length < 4 * nb * grain) sc = scales[worker] = new float[4 * nb * grain]; // the groups of one pass (up to four, InterleavedQ8_0.DECODE_GROUPS)
                     if (gemm) {
                         float[] panel = panels[worker] = Gemm.packedPanel(panels[worker], grain, w.cols());
                         Gemm.computePacked(w, activations, r0 / grain, split / grain, out, outOffset, outStride, panel, sc);

@@ -185,16 +185,20 @@ class InterleavedWeightsTest {
     }
 
     /**
-     * One-token Q8_0 calls take four row groups per pass ({@code InterleavedQ8_0.groupQuad}), calls
-     * with more tokens one group at a time: the same products in the same order, so a token gives
-     * the same bits either way, with whole fours, remainders and a row tail.
+     * One-token calls take several row groups per pass (Q8_0 four: {@code InterleavedQ8_0.groupQuad};
+     * Q4_0 two: {@code InterleavedQ4_0.groupPair}), calls with more tokens one group at a time: the
+     * same products in the same order, so a token gives the same bits either way, with whole
+     * multiples, remainders and a row tail.
      */
-    @Test
-    void q8_0DecodeInFoursEqualsOneGroupAtATime() {
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    void oneTokenDecodeEqualsTheManyTokenPath(GgmlType type) {
+        int groupRows = type == GgmlType.Q4_0 ? InterleavedQ4_0.ROWS : InterleavedQ8_0.ROWS;
         long seed = 1300;
-        for (int[] s : new int[][]{{32, 64}, {48, 96}, {64, 64}, {80, 2048}, {101, 160}, {128, 96}, {16, 32}}) {
-            int rows = s[0], cols = s[1];
-            WeightMatrix w = MatMulTest.matrix(GgmlType.Q8_0, rows, cols, ++seed).repacked(arena);
+        // {groups, tail rows, columns}
+        for (int[] s : new int[][]{{1, 0, 32}, {2, 0, 64}, {3, 0, 96}, {4, 0, 64}, {5, 0, 2048}, {6, 5, 160}, {8, 0, 96}}) {
+            int rows = s[0] * groupRows + s[1], cols = s[2];
+            WeightMatrix w = MatMulTest.matrix(type, rows, cols, ++seed).repacked(arena);
             float[] x = MatMulTest.activations(cols, seed * 7);
             float[] two = new float[2 * cols];
             System.arraycopy(x, 0, two, 0, cols);
@@ -203,15 +207,16 @@ class InterleavedWeightsTest {
                 float[] single = new float[rows], pair = new float[2 * rows];
                 MatMul.matmul(KernelMode.VECTOR, pool, w, x, 0, cols, 1, single, 0, rows);
                 MatMul.matmul(KernelMode.VECTOR, pool, w, two, 0, cols, 2, pair, 0, rows);
-                org.junit.jupiter.api.Assertions.assertArrayEquals(java.util.Arrays.copyOf(pair, rows), single, 0f, rows + "x" + cols);
+                org.junit.jupiter.api.Assertions.assertArrayEquals(java.util.Arrays.copyOf(pair, rows), single, 0f, type + " " + rows + "x" + cols);
             }
         }
-        // a NaN scale in the second group of a four reaches that row only
-        WeightMatrix plain = MatMulTest.matrix(GgmlType.Q8_0, 64, 96, 1400);
-        plain.tensor().data().set(ValueLayout.JAVA_SHORT_UNALIGNED, 21 * plain.rowBytes() + GgmlType.Q8_0.bytesFor(64), (short) 0x7E00);
-        float[] out = new float[64];
-        MatMul.matmul(KernelMode.VECTOR, pool1, plain.repacked(arena), MatMulTest.activations(96, 1401), 0, 96, 1, out, 0, 64);
-        for (int r = 0; r < 64; r++) assertEquals(r == 21, Float.isNaN(out[r]), "row " + r);
+        // a NaN scale in the second group of a pass reaches that row only
+        int rows = 4 * groupRows, bad = groupRows + 5;
+        WeightMatrix plain = MatMulTest.matrix(type, rows, 96, 1400);
+        plain.tensor().data().set(ValueLayout.JAVA_SHORT_UNALIGNED, bad * plain.rowBytes() + type.bytesFor(64), (short) 0x7E00);
+        float[] out = new float[rows];
+        MatMul.matmul(KernelMode.VECTOR, pool1, plain.repacked(arena), MatMulTest.activations(96, 1401), 0, 96, 1, out, 0, rows);
+        for (int r = 0; r < rows; r++) assertEquals(r == bad, Float.isNaN(out[r]), type + " row " + r);
     }
 
     @org.junit.jupiter.api.Tag("allocation") // run in a JVM of its own (see the parent pom)
