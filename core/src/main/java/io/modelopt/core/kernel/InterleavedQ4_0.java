@@ -147,9 +147,9 @@ final class InterleavedQ4_0 {
     static void compute(MemorySegment m, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
         int g = g0;
         if (a.nTokens == 1) {
-            for (; g + 2 <= g1; g += 2) {
-                WeightData.halves(m, (long) g * nb * RECORD, scales, 0, nb * ROWS);
-                WeightData.halves(m, (long) (g + 1) * nb * RECORD, scales, nb * ROWS, nb * ROWS);
+            for (; g + DECODE_GROUPS <= g1; g += DECODE_GROUPS) {
+                scales(m, g, nb, scales, 0);
+                scales(m, g + 1, nb, scales, 1);
                 groupPair(m, quants((long) g * nb * RECORD, nb), nb, a, out, outOff + g * ROWS, scales);
             }
         }
@@ -163,7 +163,12 @@ final class InterleavedQ4_0 {
 
     /** Group {@code g}'s scales as floats: row {@code r} of block {@code b} at {@code scales[32b + r]} ({@code nb · 32} of them). */
     static void scales(MemorySegment m, int g, int nb, float[] scales) {
-        WeightData.halves(m, (long) g * nb * RECORD, scales, 0, nb * ROWS);
+        scales(m, g, nb, scales, 0);
+    }
+
+    /** The same, into the {@code slot}-th group's place of a pass: {@code scales[slot·nb·ROWS ..]}. */
+    private static void scales(MemorySegment m, int g, int nb, float[] scales, int slot) {
+        WeightData.halves(m, (long) g * nb * RECORD, scales, slot * nb * ROWS, nb * ROWS);
     }
 
     /**

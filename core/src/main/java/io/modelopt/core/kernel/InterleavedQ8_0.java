@@ -69,7 +69,12 @@ final class InterleavedQ8_0 {
 
     /** Group {@code g}'s scales as floats: row {@code r} of block {@code b} at {@code scales[16b + r]} ({@code nb · 16} of them). */
     static void scales(MemorySegment m, int g, int nb, float[] scales) {
-        WeightData.halves(m, (long) g * nb * RECORD, scales, 0, nb * ROWS);
+        scales(m, g, nb, scales, 0);
+    }
+
+    /** The same, into the {@code slot}-th group's place of a pass: {@code scales[slot·nb·ROWS ..]}. */
+    private static void scales(MemorySegment m, int g, int nb, float[] scales, int slot) {
+        WeightData.halves(m, (long) g * nb * RECORD, scales, slot * nb * ROWS, nb * ROWS);
     }
 
     /**
@@ -102,7 +107,7 @@ final class InterleavedQ8_0 {
         int g = g0;
         if (a.nTokens == 1) {
             for (; g + DECODE_GROUPS <= g1; g += DECODE_GROUPS) {
-                for (int j = 0; j < DECODE_GROUPS; j++) WeightData.halves(m, (long) (g + j) * nb * RECORD, scales, j * nb * ROWS, nb * ROWS);
+                for (int j = 0; j < DECODE_GROUPS; j++) scales(m, g + j, nb, scales, j);
                 groupQuad(m, quants((long) g * nb * RECORD, nb), nb, a, out, outOff + g * ROWS, scales);
             }
         }
@@ -137,16 +142,16 @@ final class InterleavedQ8_0 {
                 xb = FloatVector.broadcast(Simd.F, x[xk]);
                 w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 a0 = w.fma(xb, a0);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 1 * stride + 0, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + stride, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 b0 = w.fma(xb, b0);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 2 * stride + 0, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 2 * stride, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 c0 = w.fma(xb, c0);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 3 * stride + 0, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 3 * stride, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 e0 = w.fma(xb, e0);
                 xb = FloatVector.broadcast(Simd.F, x[xk + 1]);
                 w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 a1 = w.fma(xb, a1);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 1 * stride + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + stride + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 b1 = w.fma(xb, b1);
                 w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 2 * stride + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 c1 = w.fma(xb, c1);
@@ -155,7 +160,7 @@ final class InterleavedQ8_0 {
                 xb = FloatVector.broadcast(Simd.F, x[xk + 2]);
                 w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 a2 = w.fma(xb, a2);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 1 * stride + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + stride + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 b2 = w.fma(xb, b2);
                 w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 2 * stride + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 c2 = w.fma(xb, c2);
@@ -164,7 +169,7 @@ final class InterleavedQ8_0 {
                 xb = FloatVector.broadcast(Simd.F, x[xk + 3]);
                 w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 a3 = w.fma(xb, a3);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 1 * stride + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + stride + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 b3 = w.fma(xb, b3);
                 w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 2 * stride + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 c3 = w.fma(xb, c3);
@@ -172,13 +177,13 @@ final class InterleavedQ8_0 {
                 e3 = w.fma(xb, e3);
             }
             FloatVector dx = FloatVector.broadcast(Simd.F, d[b]);
-            acc0 = a0.add(a1).add(a2.add(a3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (0 * nb + b)).mul(dx), acc0);
-            acc1 = b0.add(b1).add(b2.add(b3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (1 * nb + b)).mul(dx), acc1);
+            acc0 = a0.add(a1).add(a2.add(a3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * b).mul(dx), acc0);
+            acc1 = b0.add(b1).add(b2.add(b3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (nb + b)).mul(dx), acc1);
             acc2 = c0.add(c1).add(c2.add(c3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (2 * nb + b)).mul(dx), acc2);
             acc3 = e0.add(e1).add(e2.add(e3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (3 * nb + b)).mul(dx), acc3);
         }
-        acc0.intoArray(out, o + 0 * ROWS);
-        acc1.intoArray(out, o + 1 * ROWS);
+        acc0.intoArray(out, o);
+        acc1.intoArray(out, o + ROWS);
         acc2.intoArray(out, o + 2 * ROWS);
         acc3.intoArray(out, o + 3 * ROWS);
     }

@@ -113,10 +113,8 @@ public final class MatMul {
             // dynamic pieces (about 8 per thread) so that the thread that also does the caller's serial work does not hold up the call
             int units = call.units();
             int piece = Math.max(1, units / (8 * pool.threads()));
-            // a repacked one-token call takes several row groups per pass (InterleavedQ8_0.DECODE_GROUPS,
-            // InterleavedQ4_0.DECODE_GROUPS): pieces of whole passes
-            if (packed && !gemm && nTokens == 1) {
-                int pass = w0.type() == GgmlType.Q8_0 ? InterleavedQ8_0.DECODE_GROUPS : InterleavedQ4_0.DECODE_GROUPS;
+            if (packed) {
+                int pass = passGroups(w0.type(), gemm, nTokens); // pieces of whole passes
                 piece = (piece + pass - 1) / pass * pass;
             }
             pool.parallelForDynamic(units, piece, call.rowTask);
@@ -150,6 +148,15 @@ public final class MatMul {
     }
 
     /** One thread's reusable call state: the activation scratch and the two range tasks, so a call allocates nothing. */
+    /**
+     * Row groups a repacked matrix's kernel takes per pass: several for a one-token call
+     * ({@link InterleavedQ8_0#DECODE_GROUPS}, {@link InterleavedQ4_0#DECODE_GROUPS}), one otherwise.
+     */
+    private static int passGroups(GgmlType type, boolean gemm, int nTokens) {
+        if (gemm || nTokens != 1) return 1;
+        return type == GgmlType.Q8_0 ? InterleavedQ8_0.DECODE_GROUPS : InterleavedQ4_0.DECODE_GROUPS;
+    }
+
     private static final class Call {
         final Activations activations = new Activations();
         FormatKernel kernel;
@@ -181,7 +188,8 @@ public final class MatMul {
                 int split = Math.min(r1, w.packedRows()), nb = w.cols() / 32;
                 if (r0 < split) {
                     float[] sc = scales[worker];
-                    if (sc == null || sc.length < 4 * nb * grain) sc = scales[worker] = new float[4 * nb * grain]; // the groups of one pass (up to four, InterleavedQ8_0.DECODE_GROUPS)
+                    int need = passGroups(w.type(), gemm, activations.nTokens) * nb * grain; // the scales of one pass's groups
+                    if (sc == null || sc.length < need) sc = scales[worker] = new float[need];
                     if (gemm) {
                         float[] panel = panels[worker] = Gemm.packedPanel(panels[worker], grain, w.cols());
                         Gemm.computePacked(w, activations, r0 / grain, split / grain, out, outOffset, outStride, panel, sc);
