@@ -35,13 +35,15 @@ final class Activations {
     int blocks;
 
     /**
-     * For the repacked Q4_0 kernel ({@link InterleavedQ4_0}), with {@link Kind#Q8_0}: the same
-     * quants as 16-bit integers in {@code q16[t*cols + k]} and {@code -8·Σq} of each block in
-     * {@code neg8Sum[t*blocks + b]} (it fits: |Σq| ≤ 32·127).
+     * For the repacked Q4_0 kernel ({@link InterleavedQ4_0}), with {@link Kind#Q8_0}: per block
+     * {@code b} and line pair {@code s}, the four multipliers of the shifted views of a packed lane,
+     * {@code q4Multipliers[t*cols/2 + 16b + 4s + j]} = {@code y_j} in the low and {@code y_(j+4)} in
+     * the high 16 bits (the kernel's "Arithmetic" explains them), and {@code -8·Σq} of each block in
+     * the low 16 bits of {@code q4Neg8[t*blocks + b]} (it fits: |Σq| ≤ 32·127).
      */
     boolean packedQ4;
-    short[] q16 = new short[0];
-    short[] neg8Sum = new short[0];
+    int[] q4Multipliers = new int[0];
+    int[] q4Neg8 = new int[0];
 
     /**
      * For the prefill GEMM ({@link Gemm}): the activations as the dot products see them
@@ -93,8 +95,8 @@ final class Activations {
             }
         }
         if (packedQ4) {
-            q16 = grow(q16, nTokens * cols);
-            neg8Sum = grow(neg8Sum, nTokens * blocks);
+            q4Multipliers = grow(q4Multipliers, nTokens * cols / 2);
+            q4Neg8 = grow(q4Neg8, nTokens * blocks);
         }
         if (transposed) {
             tPad = (nTokens + Gemm.TOKEN_GRAIN - 1) / Gemm.TOKEN_GRAIN * Gemm.TOKEN_GRAIN;
@@ -130,17 +132,26 @@ final class Activations {
         if (packedQ4) {
             for (int t = t0; t < t1; t++) {
                 for (int b = 0; b < blocks; b++) {
-                    int sum = 0;
-                    for (int j = t * cols + 32 * b, e = j + 32; j < e; j++) {
-                        short v = (short) q[j];
-                        q16[j] = v;
-                        sum += v;
+                    int j0 = t * cols + 32 * b, sum = 0;
+                    for (int j = j0; j < j0 + 32; j++) sum += (int) q[j];
+                    q4Neg8[t * blocks + b] = (-8 * sum) & 0xFFFF;
+                    for (int pair = 0; pair < 4; pair++) {
+                        // y_k = x_k - 16·x_(k-1) over the lane's nibbles k = 0..7 (InterleavedQ4_0, "Arithmetic")
+                        for (int j = 0; j < 4; j++) {
+                            int lo = multiplier(j0, pair, j), hi = multiplier(j0, pair, j + 4);
+                            q4Multipliers[t * cols / 2 + 16 * b + 4 * pair + j] = (lo & 0xFFFF) | hi << 16;
+                        }
                     }
-                    neg8Sum[t * blocks + b] = (short) (-8 * sum);
                 }
             }
         }
         if (transposed) transpose(t0, t1);
+    }
+
+    /** {@code y_k} of nibble {@code k} of line pair {@code pair} of the block whose quants start at {@code q[j0]}. */
+    private int multiplier(int j0, int pair, int k) {
+        int x = (int) q[j0 + InterleavedQ4_0.column(pair, k)];
+        return k == 0 ? x : x - 16 * (int) q[j0 + InterleavedQ4_0.column(pair, k - 1)];
     }
 
     /** Where token {@code t} of column {@code k} is in {@link #xt}. */
@@ -193,10 +204,6 @@ final class Activations {
 
     private static float[] grow(float[] a, int n) {
         return a.length >= n ? a : new float[Math.max(n, a.length + a.length / 2)];
-    }
-
-    private static short[] grow(short[] a, int n) {
-        return a.length >= n ? a : new short[Math.max(n, a.length + a.length / 2)];
     }
 
     private static int[] grow(int[] a, int n) {

@@ -18,25 +18,32 @@ import jdk.incubator.vector.VectorSpecies;
  * <p><b>Layout.</b> Rows are taken in groups of {@link #ROWS} = 32. A group starts with its
  * scales, the file's halves, 32 per 32-column block (row order; widened once per group into a
  * float array, {@link #scales}, as in {@link InterleavedQ8_0}), followed by one 512-byte record of
- * quants per block: 8 × 64 bytes. Quant chunk {@code p} holds block bytes {@code 2p} and
- * {@code 2p+1} of every row of the group as one 16-bit lane per row: lane {@code 2i} is row
- * {@code i}, lane {@code 2i+1} row {@code 16+i} (so that the two halves of each 32-bit lane are
- * rows {@code i} and {@code 16+i}, see below). The four nibbles of a lane are columns
- * {@code 2p}, {@code 2p+16}, {@code 2p+1}, {@code 2p+17} of its row (ggml's nibble order). Rows
- * past the last whole group (e.g. 172 = 5·32 + 12) are not repacked; {@link MatMul} computes them
- * in place with {@link Q4_0Kernel}.
+ * quants per block: 8 lines of 64 bytes. Line {@code 2s + h} ({@code s} = 0..3, {@code h} = 0..1)
+ * holds quant bytes {@code 4s .. 4s+3} of rows {@code 16h .. 16h+15} of the group, one row per
+ * 32-bit lane, copied as they are: nibble {@code k} (bits {@code 4k .. 4k+3}) of a lane is column
+ * {@link #column}{@code (s, k)} = {@code 4s + k/2 + 16·(k mod 2)} of its block (ggml's nibble
+ * order). Rows past the last whole group (e.g. 172 = 5·32 + 12) are not repacked; {@link MatMul}
+ * computes them in place with {@link Q4_0Kernel}.
  *
  * <p><b>Arithmetic.</b> Per block and row the integer {@code Σ_k (q_k - 8)·x_k} is summed exactly
- * in 16-bit lanes: a nibble times an 8-bit activation fits in 11 bits, and the block sum
- * {@code Σ q·x - 8·Σx} is accumulated with wrap-around; the true value lies in
- * {@code [-32512, 32512]} (|q-8| ≤ 8, |x| ≤ 127, 32 terms), so the wrapped 16-bit result equals
- * it. That is ggml's {@code sumi}; it is then scaled by {@code dw·dx} into a float accumulator,
- * block after block, as the scalar {@code ggml_vec_dot_q4_0_q8_0} does except that the two scales
- * are multiplied first. 16-bit lanes do twice the work per instruction of float lanes, and rows
- * in lanes need no horizontal sum. The sums leave the 16-bit lanes through 32-bit shifts and the
- * magic-number conversion ({@link Simd}), without shape-changing conversions: a compilation in
- * which the JIT cannot prove such a conversion's species constant boxes every vector (seen with
- * {@code convertShape(ZERO_EXTEND_B2S, …)} here, depending on profile).
+ * modulo 2^16; its true value lies in {@code [-32512, 32512]} (|q-8| ≤ 8, |x| ≤ 127, 32 terms), so
+ * the 16-bit result is it. That is ggml's {@code sumi}; it is then scaled by {@code dw·dx} into a
+ * float accumulator, block after block, as the scalar {@code ggml_vec_dot_q4_0_q8_0} does except
+ * that the two scales are multiplied first. The nibbles are never masked out: for a lane
+ * {@code w} holding nibbles {@code n_0 .. n_7}, let {@code L_j} be the low 16 bits of
+ * {@code w >>> 4j} (nibbles {@code j .. j+3}, the others shifted out). Then
+ * {@code L_j - 16·L_(j+1) ≡ n_j (mod 2^16)} for every {@code j} (with {@code L_8 = 0}), so
+ * {@code Σ_k x_k·n_k ≡ Σ_j y_j·L_j} with {@code y_0 = x_0}, {@code y_j = x_j - 16·x_(j-1)}: one
+ * 16-bit multiply per view and no mask. And the high 16 bits of {@code w >>> 4j} are exactly
+ * {@code L_(j+4)}, so one 32-bit shift (an immediate shift; 16-bit vector shifts compile to the
+ * slower shift by a register) makes two views, multiplied in one go by a broadcast int holding
+ * {@code y_j} and {@code y_(j+4)} ({@link Activations#q4Multipliers}). Four views per line, summed
+ * into one 16-bit accumulator per row half; at the end of a block the two halves of each 32-bit
+ * lane are added, and the sum leaves through the magic-number conversion ({@link Simd}) without
+ * shape-changing conversions (a compilation in which the JIT cannot prove such a conversion's
+ * species constant boxes every vector). Per 64-byte line of 128 weights: one load, three shifts,
+ * four multiplies, four adds. (JMH one token, two threads, 5632×2048 and 2048×5632: the previous
+ * layout, 16-bit lanes with masks, ran 33–35 GB/s in cache and 16.7–19.1 from 1 GiB.)
  *
  * <p>The kernel is memory bound on a long matrix; Java has no prefetch instruction. A load of one
  * byte per cache line {@link #TOUCH_AHEAD} bytes ahead ({@code -Dmodelopt.q4touch=true}) started
@@ -50,8 +57,8 @@ final class InterleavedQ4_0 {
 
     /** Rows per group (the lanes of a 512-bit vector of shorts). */
     static final int ROWS = 32;
-    /** Row groups per pass of a one-token call ({@link #groupPair}). */
-    static final int DECODE_GROUPS = 2;
+    /** Row groups per pass of a one-token call ({@link #groupQuad}). */
+    static final int DECODE_GROUPS = 4;
     /** Bytes of one block's quants in a group (32 columns × 32 rows, 4 bits each). */
     private static final int QUANTS = 512;
     /** Bytes of one block's scales in a group (32 halves). */
@@ -78,9 +85,9 @@ final class InterleavedQ4_0 {
         return (long) (rows / ROWS) * (cols / 32) * RECORD;
     }
 
-    /** The 16-bit lane of row {@code r} (0..31) of a group. */
-    static int lane(int r) {
-        return r < 16 ? 2 * r : 2 * (r - 16) + 1;
+    /** Column, within its block, of nibble {@code k} (0..7) of a lane of line pair {@code s} (0..3). */
+    static int column(int s, int k) {
+        return 4 * s + k / 2 + 16 * (k % 2);
     }
 
     /** Writes groups {@code [g0, g1)} of {@code w}'s packed copy into {@code dst} ({@link #packedBytes} long in all). */
@@ -95,10 +102,9 @@ final class InterleavedQ4_0 {
                 for (int r = 0; r < ROWS; r++) {
                     long blk = (long) (g * ROWS + r) * rowBytes + (long) b * Q4_0Kernel.BLOCK_BYTES;
                     dst.set(WeightData.SHORT, base + (long) b * SCALES + 2L * r, src.get(WeightData.SHORT, blk));
-                    long at = rec + 2L * lane(r);
-                    for (int p = 0; p < 8; p++) {
-                        dst.set(ValueLayout.JAVA_BYTE, at + 64L * p, src.get(ValueLayout.JAVA_BYTE, blk + 2 + 2 * p));
-                        dst.set(ValueLayout.JAVA_BYTE, at + 64L * p + 1, src.get(ValueLayout.JAVA_BYTE, blk + 3 + 2 * p));
+                    for (int s = 0; s < 4; s++) {
+                        long line = rec + 64L * (2 * s + r / 16);
+                        dst.set(WeightData.INT, line + 4L * (r % 16), src.get(WeightData.INT, blk + 2 + 4 * s));
                     }
                 }
             }
@@ -116,41 +122,32 @@ final class InterleavedQ4_0 {
         scales(m, g, nb, scales);
         for (int b = 0; b < nb; b++) {
             long rec = quants + (long) b * QUANTS;
-            FloatVector d0 = FloatVector.fromArray(Simd.F, scales, 32 * b);
-            FloatVector d1 = FloatVector.fromArray(Simd.F, scales, 32 * b + 16);
-            for (int p = 0; p < 8; p++) {
-                ShortVector v = ByteVector.fromMemorySegment(B64, m, rec + 64L * p, Simd.LE).reinterpretAsShorts();
-                int c = 32 * b + 2 * p;
-                // nibble n of every lane; 32-bit lane i holds row i (low half) and row 16+i (high half)
-                for (int n = 0; n < 4; n++) {
-                    IntVector q = v.lanewise(VectorOperators.LSHR, 4 * n).and((short) 0xF).reinterpretAsInts();
-                    FloatVector lo = q.and(0xFFFF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
-                    FloatVector hi = q.lanewise(VectorOperators.LSHR, 16).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
-                    int col = c + NIBBLE_COLUMN[n];
-                    // lanes 0..7 to slice 0 (2 for hi), lanes 8..15 to slice 1 (3): the masked store
-                    // writes lane j at offset + j, hence the - 8
-                    lo = lo.mul(d0);
-                    hi = hi.mul(d1);
-                    lo.intoArray(panel, 8 * col, Simd.LOW8);
-                    lo.intoArray(panel, slice + 8 * col - 8, Simd.HIGH8);
-                    hi.intoArray(panel, 2 * slice + 8 * col, Simd.LOW8);
-                    hi.intoArray(panel, 3 * slice + 8 * col - 8, Simd.HIGH8);
+            for (int h = 0; h < 2; h++) {
+                FloatVector d = FloatVector.fromArray(Simd.F, scales, 32 * b + 16 * h);
+                // lanes 0..7 (rows 16h..16h+7) to slice 2h, lanes 8..15 to slice 2h+1: the masked
+                // store writes lane j at offset + j, hence the - 8
+                int lo = 2 * h * slice, hi = lo + slice - 8;
+                for (int s = 0; s < 4; s++) {
+                    IntVector w = ByteVector.fromMemorySegment(B64, m, rec + 64L * (2 * s + h), Simd.LE).reinterpretAsInts();
+                    for (int k = 0; k < 8; k++) {
+                        FloatVector v = w.lanewise(VectorOperators.LSHR, 4 * k).and(0xF).or(Simd.MAGIC_BITS)
+                                .reinterpretAsFloats().sub(Simd.MAGIC + 8).mul(d);
+                        int col = 8 * (32 * b + column(s, k));
+                        v.intoArray(panel, lo + col, Simd.LOW8);
+                        v.intoArray(panel, hi + col, Simd.HIGH8);
+                    }
                 }
             }
         }
     }
-
-    /** Column offset, within a chunk's pair of block bytes, of nibble n (low/high of byte 2p, then of byte 2p+1). */
-    private static final int[] NIBBLE_COLUMN = {0, 16, 1, 17};
 
     /** Groups {@code [g0, g1)} for every token of {@code a} ({@link Activations#packedQ4} filled). */
     static void compute(MemorySegment m, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
         int g = g0;
         if (a.nTokens == 1) {
             for (; g + DECODE_GROUPS <= g1; g += DECODE_GROUPS) {
-                scales(m, g, nb, scales, 0);
-                scales(m, g + 1, nb, scales, 1);
-                groupPair(m, quants((long) g * nb * RECORD, nb), nb, a, out, outOff + g * ROWS, scales);
+                for (int j = 0; j < DECODE_GROUPS; j++) scales(m, g + j, nb, scales, j);
+                groupQuad(m, quants((long) g * nb * RECORD, nb), nb, a, out, outOff + g * ROWS, scales);
             }
         }
         for (; g < g1; g++) {
@@ -172,61 +169,113 @@ final class InterleavedQ4_0 {
     }
 
     /**
-     * Two adjacent groups ({@code q0} and the next) for a one-token call: each activation is
-     * loaded and broadcast once for 64 rows, and the loop's own instructions count once per two
-     * lines of weights; on this machine every instruction per line costs bandwidth
-     * (docs/PERFORMANCE.md, "Closing session"). JMH 5632×2048 and 2048×5632, one token, two
-     * threads, 1 GiB: 13.6–13.9 → 16.4–18.7 GB/s. Integer sums are exact, the float steps those of
-     * {@link #group}: the same bits.
+     * Four adjacent groups ({@code q0} and the next three) for a one-token call: each multiplier is
+     * loaded and broadcast once for 128 rows, the loop's own instructions count once per 16 lines of
+     * weights (on this machine every instruction per line costs bandwidth, docs/PERFORMANCE.md,
+     * "Closing session"), and four streams are read at once (JMH, 1 GiB: one group 13.5–14.0 GB/s,
+     * two 16.7–17.8, four 20.0–21.4; 16-row groups, four per pass, ran the same). Integer sums are
+     * exact, the float steps those of {@link #group}: the same bits.
+     *
+     * <p>The float sums go through {@code out} rather than vector variables carried around the
+     * block loop: such a variable is a phi whose exact class the JIT must guess from profiles, and
+     * after enough class-check traps in the shared Vector API methods (from any kernel) it stops
+     * guessing and calls, boxing every vector of the method. With the sums in registers that was
+     * seen in about one run in eight (50–350 MB allocated per token, decode 20 instead of 32 t/s;
+     * the compile log showed the virtual calls on {@code Float512Vector}). Spelling the block's
+     * lines out instead made the method too large for C2.
      */
-    private static void groupPair(MemorySegment m, long q0, int nb, Activations a, float[] out, int o, float[] scales) {
-        short[] x = a.q16, neg8 = a.neg8Sum;
+    private static void groupQuad(MemorySegment m, long q0, int nb, Activations a, float[] out, int o, float[] scales) {
+        int[] y = a.q4Multipliers, neg8 = a.q4Neg8;
         float[] d = a.d;
         long stride = (long) nb * RECORD; // from one group's quants to the next's
-        FloatVector f0 = FloatVector.zero(Simd.F), f1 = f0, h0 = f0, h1 = f0;
+        java.util.Arrays.fill(out, o, o + 4 * ROWS, 0f);
         for (int b = 0; b < nb; b++) {
-            long rec = q0 + (long) b * QUANTS, rec2 = rec + stride;
-            int xo = 32 * b;
-            ShortVector a0 = ShortVector.broadcast(S, neg8[b]), a1 = ShortVector.zero(S), c0 = a0, c1 = a1;
-            for (int p = 0; p < 8; p++) {
-                ShortVector v = ByteVector.fromMemorySegment(B64, m, rec + 64L * p, Simd.LE).reinterpretAsShorts();
-                ShortVector u = ByteVector.fromMemorySegment(B64, m, rec2 + 64L * p, Simd.LE).reinterpretAsShorts();
-                int c = xo + 2 * p;
-                short x0 = x[c], x16 = x[c + 16], x1 = x[c + 1], x17 = x[c + 17];
-                a0 = a0.add(v.and((short) 0xF).mul(x0));
-                c0 = c0.add(u.and((short) 0xF).mul(x0));
-                a1 = a1.add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(x16));
-                c1 = c1.add(u.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(x16));
-                a0 = a0.add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(x1));
-                c0 = c0.add(u.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(x1));
-                a1 = a1.add(v.lanewise(VectorOperators.LSHR, 12).mul(x17));
-                c1 = c1.add(u.lanewise(VectorOperators.LSHR, 12).mul(x17));
+            long r0 = q0 + (long) b * QUANTS, r1 = r0 + stride, r2 = r1 + stride, r3 = r2 + stride;
+            ShortVector a0 = IntVector.broadcast(Simd.I, neg8[b]).reinterpretAsShorts(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+            for (int s = 0; s < 4; s++) {
+                long l = 128L * s;
+                IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, r0 + l, Simd.LE);
+                IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, r0 + l + 64, Simd.LE);
+                IntVector v2 = IntVector.fromMemorySegment(Simd.I, m, r1 + l, Simd.LE);
+                IntVector v3 = IntVector.fromMemorySegment(Simd.I, m, r1 + l + 64, Simd.LE);
+                IntVector v4 = IntVector.fromMemorySegment(Simd.I, m, r2 + l, Simd.LE);
+                IntVector v5 = IntVector.fromMemorySegment(Simd.I, m, r2 + l + 64, Simd.LE);
+                IntVector v6 = IntVector.fromMemorySegment(Simd.I, m, r3 + l, Simd.LE);
+                IntVector v7 = IntVector.fromMemorySegment(Simd.I, m, r3 + l + 64, Simd.LE);
+                int c = 16 * b + 4 * s;
+                ShortVector y0 = IntVector.broadcast(Simd.I, y[c]).reinterpretAsShorts();
+                a0 = a0.add(v0.reinterpretAsShorts().mul(y0));
+                a1 = a1.add(v1.reinterpretAsShorts().mul(y0));
+                a2 = a2.add(v2.reinterpretAsShorts().mul(y0));
+                a3 = a3.add(v3.reinterpretAsShorts().mul(y0));
+                a4 = a4.add(v4.reinterpretAsShorts().mul(y0));
+                a5 = a5.add(v5.reinterpretAsShorts().mul(y0));
+                a6 = a6.add(v6.reinterpretAsShorts().mul(y0));
+                a7 = a7.add(v7.reinterpretAsShorts().mul(y0));
+                ShortVector y1 = IntVector.broadcast(Simd.I, y[c + 1]).reinterpretAsShorts();
+                a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                ShortVector y2 = IntVector.broadcast(Simd.I, y[c + 2]).reinterpretAsShorts();
+                a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                ShortVector y3 = IntVector.broadcast(Simd.I, y[c + 3]).reinterpretAsShorts();
+                a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
             }
             FloatVector dx = FloatVector.broadcast(Simd.F, d[b]);
-            IntVector sums = a0.add(a1).reinterpretAsInts();
-            FloatVector lo = sums.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
-            FloatVector hi = sums.lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
-            f0 = lo.fma(FloatVector.fromArray(Simd.F, scales, 32 * b).mul(dx), f0);
-            f1 = hi.fma(FloatVector.fromArray(Simd.F, scales, 32 * b + 16).mul(dx), f1);
-            sums = c0.add(c1).reinterpretAsInts();
-            lo = sums.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
-            hi = sums.lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
-            h0 = lo.fma(FloatVector.fromArray(Simd.F, scales, 32 * (nb + b)).mul(dx), h0);
-            h1 = hi.fma(FloatVector.fromArray(Simd.F, scales, 32 * (nb + b) + 16).mul(dx), h1);
+            IntVector t = a0.reinterpretAsInts();
+            FloatVector r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * b).mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
+            t = a1.reinterpretAsInts();
+            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * b + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + 16)).intoArray(out, o + 16);
+            t = a2.reinterpretAsInts();
+            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS)).intoArray(out, o + ROWS);
+            t = a3.reinterpretAsInts();
+            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (nb + b) + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS + 16)).intoArray(out, o + ROWS + 16);
+            t = a4.reinterpretAsInts();
+            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (2 * nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS)).intoArray(out, o + 2 * ROWS);
+            t = a5.reinterpretAsInts();
+            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (2 * nb + b) + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS + 16)).intoArray(out, o + 2 * ROWS + 16);
+            t = a6.reinterpretAsInts();
+            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (3 * nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS)).intoArray(out, o + 3 * ROWS);
+            t = a7.reinterpretAsInts();
+            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (3 * nb + b) + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS + 16)).intoArray(out, o + 3 * ROWS + 16);
         }
-        f0.intoArray(out, o);
-        f1.intoArray(out, o + 16);
-        h0.intoArray(out, o + ROWS);
-        h1.intoArray(out, o + ROWS + 16);
     }
 
+    /** One group for token {@code t}; the float sums through {@code out}, as in {@link #groupQuad}. */
     private static void group(MemorySegment m, long base, int nb, Activations a, int t, float[] out, int o, float[] scales) {
-        short[] x = a.q16, neg8 = a.neg8Sum;
+        int[] y = a.q4Multipliers, neg8 = a.q4Neg8;
         float[] d = a.d;
-        int xt = t * a.cols, dt = t * a.blocks;
+        int yt = t * a.cols / 2, dt = t * a.blocks;
         long touchLimit = m.byteSize() - RECORD;
         int sink = 0;
-        FloatVector f0 = FloatVector.zero(Simd.F), f1 = f0;
+        java.util.Arrays.fill(out, o, o + ROWS, 0f);
         for (int b = 0; b < nb; b++) {
             long rec = base + (long) b * QUANTS;
             if (TOUCH) {
@@ -235,27 +284,32 @@ final class InterleavedQ4_0 {
                         + m.get(ValueLayout.JAVA_BYTE, ahead + 192) + m.get(ValueLayout.JAVA_BYTE, ahead + 256) + m.get(ValueLayout.JAVA_BYTE, ahead + 320)
                         + m.get(ValueLayout.JAVA_BYTE, ahead + 384) + m.get(ValueLayout.JAVA_BYTE, ahead + 448);
             }
-            int xo = xt + 32 * b;
-            // a0 starts at -8·Σx: with it, Σ q·x (wrapping) becomes Σ (q-8)·x
-            ShortVector a0 = ShortVector.broadcast(S, neg8[dt + b]), a1 = ShortVector.zero(S);
-            for (int p = 0; p < 8; p++) {
-                ShortVector v = ByteVector.fromMemorySegment(B64, m, rec + 64L * p, Simd.LE).reinterpretAsShorts();
-                int c = xo + 2 * p;
-                a0 = a0.add(v.and((short) 0xF).mul(x[c]));
-                a1 = a1.add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(x[c + 16]));
-                a0 = a0.add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(x[c + 1]));
-                a1 = a1.add(v.lanewise(VectorOperators.LSHR, 12).mul(x[c + 17]));
+            ShortVector a0 = IntVector.broadcast(Simd.I, neg8[dt + b]).reinterpretAsShorts(), a1 = a0;
+            for (int s = 0; s < 4; s++) {
+                IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, rec + 128L * s, Simd.LE);
+                IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, rec + 128L * s + 64, Simd.LE);
+                int c = yt + 16 * b + 4 * s;
+                ShortVector y0 = IntVector.broadcast(Simd.I, y[c]).reinterpretAsShorts();
+                a0 = a0.add(v0.reinterpretAsShorts().mul(y0));
+                a1 = a1.add(v1.reinterpretAsShorts().mul(y0));
+                ShortVector y1 = IntVector.broadcast(Simd.I, y[c + 1]).reinterpretAsShorts();
+                a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                ShortVector y2 = IntVector.broadcast(Simd.I, y[c + 2]).reinterpretAsShorts();
+                a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                ShortVector y3 = IntVector.broadcast(Simd.I, y[c + 3]).reinterpretAsShorts();
+                a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
             }
-            // 32-bit lane i: row i in the low half, row 16+i in the high half
-            IntVector sums = a0.add(a1).reinterpretAsInts();
-            FloatVector lo = sums.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
-            FloatVector hi = sums.lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
             FloatVector dx = FloatVector.broadcast(Simd.F, d[dt + b]);
-            f0 = lo.fma(FloatVector.fromArray(Simd.F, scales, 32 * b).mul(dx), f0);
-            f1 = hi.fma(FloatVector.fromArray(Simd.F, scales, 32 * b + 16).mul(dx), f1);
+            IntVector u = a0.reinterpretAsInts();
+            FloatVector r = u.add(u.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * b).mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
+            u = a1.reinterpretAsInts();
+            r = u.add(u.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * b + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + 16)).intoArray(out, o + 16);
         }
         Prefetch.keep(sink);
-        f0.intoArray(out, o);
-        f1.intoArray(out, o + 16);
     }
 }

@@ -185,8 +185,8 @@ class InterleavedWeightsTest {
     }
 
     /**
-     * One-token calls take several row groups per pass (Q8_0 four: {@code InterleavedQ8_0.groupQuad};
-     * Q4_0 two: {@code InterleavedQ4_0.groupPair}), calls with more tokens one group at a time: the
+     * One-token calls take four row groups per pass ({@code InterleavedQ8_0.groupQuad},
+     * {@code InterleavedQ4_0.groupQuad}), calls with more tokens one group at a time: the
      * same products in the same order, so a token gives the same bits either way, with whole
      * multiples, remainders and a row tail.
      */
@@ -225,7 +225,8 @@ class InterleavedWeightsTest {
     void steadyStateCallsDoNotAllocate(GgmlType type) throws ReflectiveOperationException {
         Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
         java.lang.reflect.Method allocatedBytes = Class.forName("com.sun.management.ThreadMXBean").getMethod("getCurrentThreadAllocatedBytes");
-        int rows = 100, cols = 2048; // a model-sized row: long loops are compiled differently from short ones
+        // a model-sized row (long loops are compiled differently from short ones); two four-group passes of either type and a tail
+        int rows = 268, cols = 2048;
         WeightMatrix w = MatMulTest.matrix(type, rows, cols, 2).repacked(arena);
         for (int nTokens : new int[]{1, 4, 20}) { // decode kernels, then the prefill GEMM over panels decoded from the copy
             float[] x = MatMulTest.activations(nTokens * cols, 3), out = new float[rows * nTokens];
