@@ -2,12 +2,10 @@ package io.modelopt.core.kernel;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Q4_0 weights repacked at load so that one vector lane is one weight row (as llama.cpp repacks
@@ -75,8 +73,6 @@ final class InterleavedQ4_0 {
     /** {@code -Dmodelopt.q4touch=true} turns the touches on (off by default, see above; the Q8_0 kernel never gained from them). */
     static final boolean TOUCH = Boolean.parseBoolean(System.getProperty("modelopt.q4touch", "false"));
 
-    private static final VectorSpecies<Short> S = ShortVector.SPECIES_512;
-    private static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_512;
     /** {@code intBitsToFloat(MAGIC_BITS + n) - MAGIC = n} exactly for |n| < 2^22. */
     private static final int MAGIC_BITS = 0x4B400000;
     private static final float MAGIC = 0x1.8p23f;
@@ -128,7 +124,7 @@ final class InterleavedQ4_0 {
                 // store writes lane j at offset + j, hence the - 8
                 int lo = 2 * h * slice, hi = lo + slice - 8;
                 for (int s = 0; s < 4; s++) {
-                    IntVector w = ByteVector.fromMemorySegment(B64, m, rec + 64L * (2 * s + h), Simd.LE).reinterpretAsInts();
+                    IntVector w = IntVector.fromMemorySegment(Simd.I, m, rec + 64L * (2 * s + h), Simd.LE);
                     for (int k = 0; k < 8; k++) {
                         FloatVector v = w.lanewise(VectorOperators.LSHR, 4 * k).and(0xF).or(Simd.MAGIC_BITS)
                                 .reinterpretAsFloats().sub(Simd.MAGIC + 8).mul(d);
@@ -153,7 +149,7 @@ final class InterleavedQ4_0 {
         for (; g < g1; g++) {
             long q = quants((long) g * nb * RECORD, nb);
             scales(m, g, nb, scales);
-            // the first token reads the group from memory; the others find it in L1 (18 KB at 2048 columns)
+            // the first token reads the group from memory; the others find it in L1 (36 KB at 2048 columns)
             for (int t = 0; t < a.nTokens; t++) group(m, q, nb, a, t, out, outOff + t * outStride + g * ROWS, scales);
         }
     }
