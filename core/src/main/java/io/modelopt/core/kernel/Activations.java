@@ -46,6 +46,17 @@ final class Activations {
     int[] q4Neg8 = new int[0];
 
     /**
+     * For the one-token kernel of re-encoded F16 weights ({@link RebiasedF16}), with {@link Kind#F32}
+     * and one token: the activations times {@code 2^102} in {@code f16Scaled[0 .. cols)}, even and
+     * odd columns of each 32 apart ({@link RebiasedF16#permuteActivations}), and whether
+     * that scaling was exact for all of them ({@code f16ScaledExact}: false when some {@code |x| ≥ 2^25}
+     * or is not finite, and the kernel then takes its unscaled path).
+     */
+    boolean scaleForF16;
+    float[] f16Scaled = new float[0];
+    boolean f16ScaledExact;
+
+    /**
      * For the prefill GEMM ({@link Gemm}): the activations as the dot products see them
      * (quantized values times their scale, or the F32 values), transposed to
      * tiles of {@link Gemm#TILE} tokens: token {@code t} of column {@code k} is at
@@ -67,10 +78,23 @@ final class Activations {
         prepare(kind, x, xOff, xStride, nTokens, cols, transposed, packedQ4, false);
     }
 
-    /** {@code vector}: quantize Q8_0 activations with {@link Q8_0Vector} (the same values, faster). */
     void prepare(Kind kind, float[] x, int xOff, int xStride, int nTokens, int cols, boolean transposed, boolean packedQ4, boolean vector) {
+        prepare(kind, x, xOff, xStride, nTokens, cols, transposed, packedQ4, vector, false);
+    }
+
+    /**
+     * {@code vector}: quantize Q8_0 activations with {@link Q8_0Vector} (the same values, faster);
+     * {@code scaleForF16}: fill {@link #f16Scaled} (one F32 token only).
+     */
+    void prepare(Kind kind, float[] x, int xOff, int xStride, int nTokens, int cols, boolean transposed, boolean packedQ4, boolean vector,
+                 boolean scaleForF16) {
         this.vector = vector;
         if (packedQ4 && kind != Kind.Q8_0) throw new IllegalArgumentException("packed Q4_0 activations are Q8_0, not " + kind);
+        if (scaleForF16 && (kind != Kind.F32 || nTokens != 1)) {
+            throw new IllegalArgumentException("scaled F16 activations are one F32 token, not " + nTokens + " " + kind);
+        }
+        this.scaleForF16 = scaleForF16;
+        if (scaleForF16) f16Scaled = grow(f16Scaled, cols);
         this.kind = kind;
         this.packedQ4 = packedQ4;
         this.transposed = transposed;
@@ -145,7 +169,13 @@ final class Activations {
                 }
             }
         }
+        if (scaleForF16 && t0 == 0 && t1 > 0) scaleForF16();
         if (transposed) transpose(t0, t1);
+    }
+
+    /** Fills {@link #f16Scaled} from token 0 and records whether every value scaled exactly. */
+    private void scaleForF16() {
+        f16ScaledExact = RebiasedF16.permuteActivations(x, xOff, cols, f16Scaled);
     }
 
     /** {@code y_k} of nibble {@code k} of line pair {@code pair} of the block whose quants start at {@code q[j0]}. */

@@ -31,7 +31,8 @@ final class F16Kernel {
     }
 
     /**
-     * Vector API path. Each weight row is first widened into a per-thread float buffer by a plain
+     * Vector API path. A matrix re-encoded at load ({@link RebiasedF16}) is computed by that
+     * class's kernel for one token; otherwise each weight row is first widened into a per-thread float buffer by a plain
      * {@link Float#float16ToFloat} loop ({@link #widen}), which the JIT compiles to
      * {@code vcvtph2ps} (16 halves per instruction; the Vector API has no half-float conversion,
      * and doing it with integer bit operations took ten vector operations per 16 weights); the dot products then read the row
@@ -56,18 +57,25 @@ final class F16Kernel {
         }
 
         @Override public void dequantizeRows(WeightMatrix w, int row, int n, float[] dst) {
-            WeightData.halves(w.data(), row * w.rowBytes(), dst, 0, n * w.cols());
+            if (w.isRepacked()) RebiasedF16.decodeRows(w.packed(), row * w.rowBytes(), dst, 0, n * w.cols());
+            else WeightData.halves(w.data(), row * w.rowBytes(), dst, 0, n * w.cols());
         }
 
         @Override public Activations.Kind activations() { return Activations.Kind.F32; }
 
         @Override public void compute(WeightMatrix w, Activations a, int rowStart, int rowEnd, float[] out, int outOff, int outStride) {
-            MemorySegment m = w.data();
             int cols = w.cols();
+            boolean codes = w.isRepacked();
+            if (codes && a.scaleForF16 && a.f16ScaledExact) {
+                RebiasedF16.computeOneToken(w.packed(), cols, a.f16Scaled, rowStart, rowEnd, out, outOff);
+                return;
+            }
+            MemorySegment m = codes ? w.packed() : w.data();
             float[] buf = ROW.get();
             if (buf.length < cols) ROW.set(buf = new float[cols]);
             for (int r = rowStart; r < rowEnd; r++) {
-                widen(m, r * w.rowBytes(), buf, 0, cols);
+                if (codes) RebiasedF16.decodeRows(m, r * w.rowBytes(), buf, 0, cols);
+                else widen(m, r * w.rowBytes(), buf, 0, cols);
                 int t = 0;
                 for (; t + 4 <= a.nTokens; t += 4) {
                     dot4(buf, cols, a.x, a.xOff + t * a.xStride, a.xStride, out, outOff + t * outStride + r, outStride);

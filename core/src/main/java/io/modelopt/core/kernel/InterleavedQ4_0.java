@@ -37,9 +37,11 @@ import jdk.incubator.vector.VectorOperators;
  * slower shift by a register) makes two views, multiplied in one go by a broadcast int holding
  * {@code y_j} and {@code y_(j+4)} ({@link Activations#q4Multipliers}). Four views per line, summed
  * into one 16-bit accumulator per row half; at the end of a block the two halves of each 32-bit
- * lane are added, and the sum leaves through the magic-number conversion ({@link Simd}) without
- * shape-changing conversions (a compilation in which the JIT cannot prove such a conversion's
- * species constant boxes every vector). Per 64-byte line of 128 weights: one load, three shifts,
+ * lane are added and the sum converted to float ({@code I2F}, exact). (It used to leave through
+ * the magic-number trick, an add, a reinterpretation as floats and a subtraction; in about one
+ * run in three the JIT compiled that reinterpretation, whose target species it looks up at run
+ * time, as a boxed fallback, and every block end allocated: docs/PERFORMANCE.md, "Second morning
+ * session".) Per 64-byte line of 128 weights: one load, three shifts,
  * four multiplies, four adds. (JMH one token, two threads, 5632×2048 and 2048×5632: the previous
  * layout, 16-bit lanes with masks, ran 33–35 GB/s in cache and 16.7–19.1 from 1 GiB.)
  *
@@ -73,9 +75,6 @@ final class InterleavedQ4_0 {
     /** {@code -Dmodelopt.q4touch=true} turns the touches on (off by default, see above; the Q8_0 kernel never gained from them). */
     static final boolean TOUCH = Boolean.parseBoolean(System.getProperty("modelopt.q4touch", "false"));
 
-    /** {@code intBitsToFloat(MAGIC_BITS + n) - MAGIC = n} exactly for |n| < 2^22. */
-    private static final int MAGIC_BITS = 0x4B400000;
-    private static final float MAGIC = 0x1.8p23f;
 
     static long packedBytes(int rows, int cols) {
         return (long) (rows / ROWS) * (cols / 32) * RECORD;
@@ -238,28 +237,28 @@ final class InterleavedQ4_0 {
             }
             FloatVector dx = FloatVector.broadcast(Simd.F, d[b]);
             IntVector t = a0.reinterpretAsInts();
-            FloatVector r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            FloatVector r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
             r.fma(FloatVector.fromArray(Simd.F, scales, 32 * b).mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
             t = a1.reinterpretAsInts();
-            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
             r.fma(FloatVector.fromArray(Simd.F, scales, 32 * b + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + 16)).intoArray(out, o + 16);
             t = a2.reinterpretAsInts();
-            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
             r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS)).intoArray(out, o + ROWS);
             t = a3.reinterpretAsInts();
-            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
             r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (nb + b) + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS + 16)).intoArray(out, o + ROWS + 16);
             t = a4.reinterpretAsInts();
-            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
             r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (2 * nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS)).intoArray(out, o + 2 * ROWS);
             t = a5.reinterpretAsInts();
-            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
             r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (2 * nb + b) + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS + 16)).intoArray(out, o + 2 * ROWS + 16);
             t = a6.reinterpretAsInts();
-            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
             r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (3 * nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS)).intoArray(out, o + 3 * ROWS);
             t = a7.reinterpretAsInts();
-            r = t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
             r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (3 * nb + b) + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS + 16)).intoArray(out, o + 3 * ROWS + 16);
         }
     }
@@ -300,10 +299,10 @@ final class InterleavedQ4_0 {
             }
             FloatVector dx = FloatVector.broadcast(Simd.F, d[dt + b]);
             IntVector u = a0.reinterpretAsInts();
-            FloatVector r = u.add(u.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            FloatVector r = (FloatVector) u.add(u.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
             r.fma(FloatVector.fromArray(Simd.F, scales, 32 * b).mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
             u = a1.reinterpretAsInts();
-            r = u.add(u.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(MAGIC_BITS).reinterpretAsFloats().sub(MAGIC);
+            r = (FloatVector) u.add(u.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
             r.fma(FloatVector.fromArray(Simd.F, scales, 32 * b + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + 16)).intoArray(out, o + 16);
         }
         Prefetch.keep(sink);

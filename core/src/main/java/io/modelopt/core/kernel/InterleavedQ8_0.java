@@ -126,11 +126,18 @@ final class InterleavedQ8_0 {
      * one group per pass, 21.3–22.9 with two, 24.2–25.2 with four. Four columns per iteration:
      * four groups × 16 columns would be as large as the 32-column version C1 rejects. The same
      * products in the same order per row as {@link #group}: the same bits.
+     *
+     * <p>The row sums go through {@code out} (a load and a store per 16 rows per block), not
+     * through vectors carried around the block loop: with them there, about one small125m
+     * {@code bench} run in two or three compiled this method with the sums boxed (JFR: every
+     * allocation at the block end's FMA; 5–10 MB per decoded token), as the Q4_0 kernel did
+     * before ({@link InterleavedQ4_0}).
      */
     private static void groupQuad(MemorySegment m, long q0, int nb, Activations a, float[] out, int o, float[] scales) {
         float[] x = a.q, d = a.d;
         long stride = (long) nb * RECORD; // from one group's quants to the next's
-        FloatVector acc0 = FloatVector.zero(Simd.F), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+        // the row sums go through out, not through vectors carried around the block loop (see the method comment)
+        java.util.Arrays.fill(out, o, o + 4 * ROWS, 0f);
         for (int b = 0; b < nb; b++) {
             long r0 = q0 + (long) b * QUANTS;
             int xo = 32 * b;
@@ -177,21 +184,20 @@ final class InterleavedQ8_0 {
                 e3 = w.fma(xb, e3);
             }
             FloatVector dx = FloatVector.broadcast(Simd.F, d[b]);
-            acc0 = a0.add(a1).add(a2.add(a3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * b).mul(dx), acc0);
-            acc1 = b0.add(b1).add(b2.add(b3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (nb + b)).mul(dx), acc1);
-            acc2 = c0.add(c1).add(c2.add(c3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (2 * nb + b)).mul(dx), acc2);
-            acc3 = e0.add(e1).add(e2.add(e3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (3 * nb + b)).mul(dx), acc3);
+            a0.add(a1).add(a2.add(a3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * b).mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
+            b0.add(b1).add(b2.add(b3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS))
+                    .intoArray(out, o + ROWS);
+            c0.add(c1).add(c2.add(c3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (2 * nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS))
+                    .intoArray(out, o + 2 * ROWS);
+            e0.add(e1).add(e2.add(e3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (3 * nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS))
+                    .intoArray(out, o + 3 * ROWS);
         }
-        acc0.intoArray(out, o);
-        acc1.intoArray(out, o + ROWS);
-        acc2.intoArray(out, o + 2 * ROWS);
-        acc3.intoArray(out, o + 3 * ROWS);
     }
 
     private static void group(MemorySegment m, long base, int nb, Activations a, int t, float[] out, int o, float[] scales) {
         float[] x = a.q, d = a.d;
         int xt = t * a.cols, dt = t * a.blocks;
-        FloatVector acc = FloatVector.zero(Simd.F);
+        java.util.Arrays.fill(out, o, o + ROWS, 0f); // the row sums go through out (see groupQuad)
         for (int b = 0; b < nb; b++) {
             long rec = base + (long) b * QUANTS;
             int xo = xt + 32 * b;
@@ -241,8 +247,7 @@ final class InterleavedQ8_0 {
                 p3 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 15]), p3);
             }
             FloatVector sumi = p0.add(p1).add(p2.add(p3));
-            acc = sumi.fma(FloatVector.fromArray(Simd.F, scales, 16 * b).mul(d[dt + b]), acc);
+            sumi.fma(FloatVector.fromArray(Simd.F, scales, 16 * b).mul(d[dt + b]), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
         }
-        acc.intoArray(out, o);
     }
 }

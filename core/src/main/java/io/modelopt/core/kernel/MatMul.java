@@ -97,16 +97,18 @@ public final class MatMul {
         int minRows = Math.min(w0.rows(), Math.min(w1 == null ? Integer.MAX_VALUE : w1.rows(), w2 == null ? Integer.MAX_VALUE : w2.rows()));
         boolean gemm = mode == KernelMode.VECTOR && nTokens >= Gemm.MIN_TOKENS && minRows >= Gemm.ROWS && w0.type() != GgmlType.Q4_1;
         // repacked matrices: the decode kernels, or the GEMM over panels decoded from the copy
-        boolean packed = mode == KernelMode.VECTOR && w0.isRepacked() && (!gemm || Gemm.FROM_COPY);
+        boolean packed = mode == KernelMode.VECTOR && w0.isInterleaved() && (!gemm || Gemm.FROM_COPY);
+        // re-encoded F16 (RebiasedF16): its one-token kernel reads the activations pre-scaled
+        boolean scaleForF16 = mode == KernelMode.VECTOR && w0.type() == GgmlType.F16 && w0.isRepacked() && !gemm && nTokens == 1;
         int grain = packed ? w0.packedGroupRows() : gemm ? Gemm.ROWS : ROW_GRAIN;
         Call call = CALL.get();
         call.set(kernel, x, xOffset, xStride, nTokens, w0.cols(), gemm, packed, packed && !gemm && w0.type() == GgmlType.Q4_0, grain, pool.threads(),
-                mode == KernelMode.VECTOR);
+                mode == KernelMode.VECTOR, scaleForF16);
         call.add(w0, out0, outOffset, outStride);
         if (w1 != null) call.add(w1, out1, 0, w1.rows());
         if (w2 != null) call.add(w2, out2, 0, w2.rows());
         try {
-            if (kernel.activations() != Activations.Kind.F32 || gemm) {
+            if (kernel.activations() != Activations.Kind.F32 || gemm || scaleForF16) {
                 if (nTokens >= 2 * pool.threads()) pool.parallelFor(nTokens, call.quantizeTask);
                 else call.activations.quantize(0, nTokens);
             }
@@ -217,7 +219,7 @@ public final class MatMul {
         }
 
         void set(FormatKernel kernel, float[] x, int xOffset, int xStride, int nTokens, int cols,
-                 boolean gemm, boolean packed, boolean q4Activations, int grain, int threads, boolean vector) {
+                 boolean gemm, boolean packed, boolean q4Activations, int grain, int threads, boolean vector, boolean scaleForF16) {
             this.kernel = kernel;
             this.gemm = gemm;
             this.packed = packed;
@@ -225,7 +227,7 @@ public final class MatMul {
             this.count = 0;
             if (gemm && panels.length < threads) panels = java.util.Arrays.copyOf(panels, threads);
             if (packed && scales.length < threads) scales = java.util.Arrays.copyOf(scales, threads);
-            activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, cols, gemm, q4Activations, vector);
+            activations.prepare(kernel.activations(), x, xOffset, xStride, nTokens, cols, gemm, q4Activations, vector, scaleForF16);
         }
 
         void add(WeightMatrix w, float[] out, int outOffset, int outStride) {

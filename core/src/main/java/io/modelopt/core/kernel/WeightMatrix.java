@@ -31,7 +31,10 @@ public final class WeightMatrix {
     private final MemorySegment data;
     private final int rows, cols;
     private final long rowBytes;
-    /** The load-time repacked copy ({@link InterleavedQ4_0}, {@link InterleavedQ8_0}) of the whole row groups, or null. */
+    /**
+     * The load-time repacked copy, or null: for Q4_0/Q8_0 the whole row groups interleaved
+     * ({@link InterleavedQ4_0}, {@link InterleavedQ8_0}), for F16 every row re-encoded ({@link RebiasedF16}).
+     */
     private final MemorySegment packed;
 
     private WeightMatrix(TensorData t) {
@@ -82,12 +85,19 @@ public final class WeightMatrix {
     /** Whether this matrix has a repacked copy ({@link #repacked}). */
     public boolean isRepacked() { return packed != null; }
 
-    /** Whether {@link #repacked} would make a copy: Q4_0 or Q8_0 with at least one whole group of rows. */
+    /** Whether the copy is a row-interleaved Q4_0/Q8_0 one (read by group kernels), not re-encoded F16 rows. */
+    boolean isInterleaved() { return packed != null && tensor.type() != GgmlType.F16; }
+
+    /**
+     * Whether {@link #repacked} would make a copy: Q4_0 or Q8_0 with at least one whole group of
+     * rows, or F16 (which {@link #repacked} may still leave in place, see {@link RebiasedF16}).
+     */
     public boolean canRepack() {
         if (packed != null || cols % 32 != 0) return false;
         return switch (tensor.type()) {
             case Q4_0 -> rows >= InterleavedQ4_0.ROWS;
             case Q8_0 -> rows >= InterleavedQ8_0.ROWS;
+            case F16 -> true;
             default -> false;
         };
     }
@@ -95,10 +105,12 @@ public final class WeightMatrix {
     /**
      * This matrix with a repacked copy of its weights, allocated in {@code arena} (which owns it):
      * Q4_0 rows interleaved 32 at a time ({@link InterleavedQ4_0}), Q8_0 rows 16 at a time
-     * ({@link InterleavedQ8_0}). The Vector API kernels then read the copy, for decode and for the
+     * ({@link InterleavedQ8_0}), F16 rows re-encoded with exponents that leave no value subnormal
+     * ({@link RebiasedF16}). The Vector API kernels then read the copy, for decode and for the
      * prefill GEMM's panels; the scalar kernels, the rows after the last whole group and
      * {@link #dequantizeRow} keep reading the tensor. Returns {@code this} when {@link #canRepack()}
-     * is false.
+     * is false, or for an F16 matrix holding a value the re-encoding cannot represent
+     * ({@code |w| ≥ 128}, infinite or NaN; the copy's bytes are then left unused).
      */
     public WeightMatrix repacked(Arena arena) {
         return repacked(arena, null);
@@ -123,15 +135,19 @@ public final class WeightMatrix {
     public WeightMatrix repacked(SegmentAllocator allocator, ComputePool pool) {
         if (!canRepack()) return this;
         MemorySegment dst = allocator.allocate(repackBytes(), REPACK_ALIGNMENT);
-        boolean q4 = tensor.type() == GgmlType.Q4_0;
+        GgmlType type = tensor.type();
+        boolean[] unrepresentable = {false}; // F16: a value outside RebiasedF16's range
         ComputePool.RangeTask fill = (g0, g1, worker) -> {
-            if (q4) InterleavedQ4_0.packGroups(this, dst, g0, g1);
-            else InterleavedQ8_0.packGroups(this, dst, g0, g1);
+            switch (type) {
+                case Q4_0 -> InterleavedQ4_0.packGroups(this, dst, g0, g1);
+                case Q8_0 -> InterleavedQ8_0.packGroups(this, dst, g0, g1);
+                default -> { if (!RebiasedF16.pack(this, dst, g0, g1)) unrepresentable[0] = true; }
+            }
         };
         int groups = rows / packedGroupRows();
         if (pool == null) fill.run(0, groups, 0);
         else pool.parallelFor(groups, fill);
-        return new WeightMatrix(tensor, dst);
+        return unrepresentable[0] ? this : new WeightMatrix(tensor, dst);
     }
 
     /** Alignment of a repacked copy (a cache line; the records are multiples of it). */
@@ -140,7 +156,11 @@ public final class WeightMatrix {
     /** Bytes of the copy {@link #repacked} makes; 0 when {@link #canRepack()} is false. */
     public long repackBytes() {
         if (!canRepack()) return 0;
-        return tensor.type() == GgmlType.Q4_0 ? InterleavedQ4_0.packedBytes(rows, cols) : InterleavedQ8_0.packedBytes(rows, cols);
+        return switch (tensor.type()) {
+            case Q4_0 -> InterleavedQ4_0.packedBytes(rows, cols);
+            case Q8_0 -> InterleavedQ8_0.packedBytes(rows, cols);
+            default -> 2L * rows * cols;
+        };
     }
 
     /**
@@ -152,7 +172,8 @@ public final class WeightMatrix {
      * where the prefill GEMM still reads the file). Returns the bytes released.
      */
     public long unloadCopiedSource() {
-        if (packed == null || !Gemm.FROM_COPY || !data.isMapped()) return 0;
+        // (F16 panels always come from the copy; -Dmodelopt.gemm.fromCopy only concerns the interleaved formats)
+        if (packed == null || (!Gemm.FROM_COPY && isInterleaved()) || !data.isMapped()) return 0;
         long copied = (long) packedRows() * rowBytes;
         data.asSlice(0, copied).unload();
         return copied;
@@ -163,8 +184,14 @@ public final class WeightMatrix {
     /** Rows covered by the repacked copy (whole groups); 0 without one. */
     int packedRows() { return packed == null ? 0 : rows / packedGroupRows() * packedGroupRows(); }
 
-    /** Rows per group of the repacked layout (the row grain of its kernel). */
-    int packedGroupRows() { return tensor.type() == GgmlType.Q4_0 ? InterleavedQ4_0.ROWS : InterleavedQ8_0.ROWS; }
+    /** Rows per group of the repacked layout (the row grain of its kernel; 1 for F16, whose copy keeps the rows). */
+    int packedGroupRows() {
+        return switch (tensor.type()) {
+            case Q4_0 -> InterleavedQ4_0.ROWS;
+            case Q8_0 -> InterleavedQ8_0.ROWS;
+            default -> 1;
+        };
+    }
 
     /** Dequantizes row {@code row} into {@code dst[off .. off+cols)} (embedding lookup), with the format's reference decoder. */
     public void dequantizeRow(int row, float[] dst, int off) {

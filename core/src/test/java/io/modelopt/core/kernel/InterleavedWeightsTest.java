@@ -19,8 +19,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The repacked decode kernels ({@link InterleavedQ4_0}, {@link InterleavedQ8_0}) through
- * {@link MatMul}, against the same float64 reference as {@link MatMulTest}: row counts with and
+ * The repacked decode kernels ({@link InterleavedQ4_0}, {@link InterleavedQ8_0}, and the
+ * re-encoded F16 rows of {@link RebiasedF16}) through {@link MatMul}, against the same float64 reference as {@link MatMulTest}: row counts with and
  * without a tail after the last group, 1 to 9 tokens, 1 to 3 threads.
  */
 class InterleavedWeightsTest {
@@ -53,7 +53,7 @@ class InterleavedWeightsTest {
     }
 
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0", "F16"})
     void matchesFloat64Reference(GgmlType type) {
         int[][] shapes = {{32, 32}, {44, 96}, {101, 160}, {64, 480}, {96, 2048}, {16, 64}, {23, 96}};
         int[] tokenCounts = {1, 2, 5, 9};
@@ -65,7 +65,7 @@ class InterleavedWeightsTest {
                 int rows = s[0], cols = s[1];
                 WeightMatrix plain = MatMulTest.matrix(type, rows, cols, seed);
                 WeightMatrix w = plain.repacked(arena);
-                assertEquals(rows >= (type == GgmlType.Q4_0 ? 32 : 16), w.isRepacked());
+                assertEquals(type == GgmlType.F16 || rows >= (type == GgmlType.Q4_0 ? 32 : 16), w.isRepacked());
                 float[] x = MatMulTest.activations(nTokens * cols, seed * 3);
                 float[] out = new float[nTokens * rows];
                 MatMul.matmul(KernelMode.VECTOR, pools[(int) (seed % 3)], w, x, 0, cols, nTokens, out, 0, rows);
@@ -83,7 +83,7 @@ class InterleavedWeightsTest {
      * decoded from the file, so the results equal the in-place GEMM's bit for bit (and the reference).
      */
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0", "F16"})
     void prefillFromTheCopyEqualsPrefillInPlace(GgmlType type) {
         int[][] shapes = {{64, 96}, {45, 160}, {96, 480}};
         long seed = 900;
@@ -130,7 +130,7 @@ class InterleavedWeightsTest {
     }
 
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0", "F16"})
     void threadCountsGiveIdenticalResults(GgmlType type) {
         WeightMatrix w = MatMulTest.matrix(type, 140, 480, 9).repacked(arena);
         float[] x = MatMulTest.activations(3 * 480, 10);
@@ -161,7 +161,7 @@ class InterleavedWeightsTest {
     }
 
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0", "F16"})
     void repackingOnThePoolGivesTheSameBytes(GgmlType type) {
         WeightMatrix plain = MatMulTest.matrix(type, 173, 160, 21);
         MemorySegment one = plain.repacked(arena).packed(), three = plain.repacked(arena, pool3).packed();
@@ -221,7 +221,7 @@ class InterleavedWeightsTest {
 
     @org.junit.jupiter.api.Tag("allocation") // run in a JVM of its own (see the parent pom)
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0", "F16"})
     void steadyStateCallsDoNotAllocate(GgmlType type) throws ReflectiveOperationException {
         Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
         java.lang.reflect.Method allocatedBytes = Class.forName("com.sun.management.ThreadMXBean").getMethod("getCurrentThreadAllocatedBytes");

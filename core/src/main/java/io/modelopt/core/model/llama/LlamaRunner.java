@@ -61,7 +61,7 @@ public final class LlamaRunner implements ModelRunner {
 
     private final ModelConfig config;
     private final RunnerOptions options;
-    /** System property: {@code false} reads Q4_0 and Q8_0 weights in place instead of repacking them at load. */
+    /** System property: {@code false} reads Q4_0, Q8_0 and F16 weights in place instead of repacking them at load. */
     public static final String REPACK_PROPERTY = "modelopt.repack";
 
     private final LlamaWeights weights;
@@ -180,14 +180,14 @@ public final class LlamaRunner implements ModelRunner {
         this.denseValues = new float[densePositions * kvDim];
         this.rowScratch = new float[options.threads()][kvDim];
         this.attentionRows = new float[options.threads()][AttentionKernel.rowScratch(headDim)];
-        // the vector kernels' repacked Q4_0/Q8_0 copies (-Dmodelopt.repack=false reads every weight in place)
+        // the vector kernels' repacked Q4_0/Q8_0/F16 copies (-Dmodelopt.repack=false reads every weight in place)
         boolean repack = mode == KernelMode.VECTOR && Boolean.parseBoolean(System.getProperty(REPACK_PROPERTY, "true")) && bound.canRepack();
         this.packArena = repack ? Arena.ofShared() : null;
         try {
             long t0 = System.nanoTime();
             this.weights = repack ? bound.repacked(packArena, pool) : bound;
             if (repack) {
-                LOG.info("repacked Q4_0/Q8_0 weights: {} bytes in {} ms (the copied file pages released)", weights.repackedBytes(),
+                LOG.info("repacked Q4_0/Q8_0/F16 weights: {} bytes in {} ms (the copied file pages released)", weights.repackedBytes(),
                         (System.nanoTime() - t0) / 1_000_000);
             }
         } catch (RuntimeException | Error e) {

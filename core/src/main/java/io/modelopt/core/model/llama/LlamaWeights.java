@@ -11,6 +11,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.SegmentAllocator;
 import java.util.Arrays;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The tensors of a Llama-family model (Llama 2/3, Mistral, Qwen2), bound by their canonical
@@ -23,6 +25,8 @@ import java.util.Map;
  * A missing {@code output.weight} means tied embeddings: the classifier is {@code token_embd}.
  */
 public final class LlamaWeights {
+    private static final Logger LOG = LoggerFactory.getLogger(LlamaWeights.class);
+
     /** One transformer block. The biases are null unless the model has them (Qwen2). */
     public record Layer(float[] attnNorm, WeightMatrix wq, WeightMatrix wk, WeightMatrix wv,
                         float[] bq, float[] bk, float[] bv, WeightMatrix wo,
@@ -94,6 +98,9 @@ public final class LlamaWeights {
     /** One matrix repacked, its copied file pages released at once (so that load never holds both for the whole model). */
     private static WeightMatrix repack(WeightMatrix m, SegmentAllocator region, ComputePool pool) {
         WeightMatrix r = m.repacked(region, pool);
+        if (m.canRepack() && !r.isRepacked()) {
+            LOG.warn("{} holds a value the re-encoded F16 layout cannot represent (|w| >= 128, infinite or NaN): read in place, decode is slower", m);
+        }
         r.unloadCopiedSource();
         return r;
     }

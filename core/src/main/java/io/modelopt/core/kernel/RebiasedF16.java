@@ -1,0 +1,209 @@
+package io.modelopt.core.kernel;
+
+import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * F16 weights re-encoded at load so that the Vector API can widen them in registers, for the
+ * one-token matmuls (decode) and the prefill GEMM's panels.
+ *
+ * <p><b>Why.</b> The Vector API has no half-to-float conversion. The in-place F16 kernel widens
+ * each row into an L1 buffer with a plain {@link Float#float16ToFloat} loop (which the JIT turns
+ * into {@code vcvtph2ps}) and then reads it back for the dot product: a store and a second load
+ * per 16 weights. The integer route — sign-extend the half to 32 bits, shift left 13, mask —
+ * gives the float bits of {@code w · 2^-112} in three operations, exact for every normal half,
+ * but a subnormal half (about 0.24% of N(0, 0.02) weights) becomes a denormal float, and each
+ * denormal FMA input costs a microcode assist (that kernel ran at half speed). Here the
+ * exponents are re-biased so that no value is subnormal.
+ *
+ * <p><b>Format.</b> One 16-bit code per weight, rows as in the file (row-major, {@code 2·cols}
+ * bytes each). A nonzero weight {@code w = ±2^p · 1.m} (10-bit {@code m}; a subnormal half is
+ * normalized first) is stored as sign (bit 15), {@code E = p + 25} (bits 10–14) and {@code m}
+ * (bits 0–9); ±0 is stored as ±0 (code {@code 0x0000} / {@code 0x8000}). {@code E} must lie in
+ * 1..31, so the format holds every half with {@code 2^-24 ≤ |w| < 2^7}: all finite halves of a
+ * real weight matrix in practice. A matrix with a larger value, an infinity or a NaN is not
+ * re-encoded ({@link #pack} fails and the matrix is read in place).
+ *
+ * <p><b>Decoding.</b> {@code intBitsToFloat((sext(code) << 13) & 0x8FFFE000)} is
+ * {@code ±2^(E-127) · 1.m = w · 2^-102}: a normal float (or ±0) for every code. The one-token
+ * kernel multiplies it by the activations pre-scaled by {@code 2^102} ({@link Activations#f16Scaled}),
+ * so each product, and every sum, is the same float as {@code w · x}'s. Scaling is exact unless
+ * {@code |x| ≥ 2^25} (the scaled value could overflow): such a call, or one with an infinite or
+ * NaN activation, takes {@link #decodeRows} (exact floats) and the plain dot products instead.
+ * A 64-byte line holds 32 codes, an even and an odd column in each 32-bit lane:
+ * {@code (v << 16) >> 3} and {@code v >> 3}, each masked, are the two columns' floats, so per 32
+ * weights the kernel issues one load, five integer operations and two FMAs, with the activation
+ * vectors loaded once for four rows (four rows in flight are four memory streams; a probe with
+ * two threads over 1 GiB of 2048- or 5632-column rows: 23.9–24.5 GB/s against 15.5–16.1 for
+ * widen-then-dot, docs/PERFORMANCE.md). The kernel keeps to the 512-bit int and float shapes
+ * that the other kernels use: a first version that sign-extended 256-bit short vectors made
+ * the Q4_0 kernel's compilation box its vectors in the same JVM (docs/ARCHITECTURE.md).
+ */
+final class RebiasedF16 {
+    private RebiasedF16() {}
+
+    /** {@code decoded = w · 2^-102}; the activations are multiplied by this to compensate. */
+    static final float ACTIVATION_SCALE = 0x1p102f;
+    /** Activations at or above this magnitude cannot be scaled without a risk of overflow. */
+    static final float MAX_SCALABLE = 0x1p25f;
+    /** Bits kept after the shift: the sign and the 28 bits that carry {@code E} and {@code m}. */
+    private static final int DECODE_MASK = 0x8FFFE000;
+    /** {@code E - p}. */
+    private static final int BIAS = 25;
+    /** Rows per pass of the one-token kernel. */
+    static final int ROWS = 4;
+
+    /** The code of half {@code h}, or -1 when it is outside the format (|w| ≥ 2^7, infinite or NaN). */
+    static int encode(short h) {
+        int sign = h & 0x8000, e = (h >>> 10) & 31, m = h & 0x3FF;
+        if (e == 0 && m == 0) return sign;
+        int p;
+        if (e == 0) {
+            // subnormal m · 2^-24: shift the leading 1 up to bit 10, the implicit bit of a normal value
+            int shift = Integer.numberOfLeadingZeros(m) - 21;
+            m = (m << shift) & 0x3FF;
+            p = -14 - shift;
+        } else {
+            p = e - 15;
+        }
+        int code = p + BIAS;
+        if (e == 31 || code > 31) return -1;
+        return sign | code << 10 | m; // code ≥ 1: p ≥ -24 for every half
+    }
+
+    /** The weight a code stands for, exactly (scalar; the vector paths decode in registers). */
+    static float decode(short code) {
+        return Float.intBitsToFloat((code << 13) & DECODE_MASK) * ACTIVATION_SCALE;
+    }
+
+    /**
+     * Re-encodes rows {@code [r0, r1)} of an F16 matrix into {@code dst} (the whole copy is
+     * {@code rows · cols · 2} bytes). Returns false, leaving the rows partly written, when a
+     * value is outside the format.
+     */
+    static boolean pack(WeightMatrix w, MemorySegment dst, int r0, int r1) {
+        MemorySegment src = w.data();
+        long n = (long) (r1 - r0) * w.cols(), at = (long) r0 * w.cols() * 2;
+        for (long i = 0; i < n; i++) {
+            int code = encode(src.get(WeightData.SHORT, at + 2 * i));
+            if (code < 0) return false;
+            dst.set(WeightData.SHORT, at + 2 * i, (short) code);
+        }
+        return true;
+    }
+
+    /**
+     * {@code n} codes from byte {@code off} decoded to the exact weights at {@code dst[dstOff..]}:
+     * per 32 codes, the even and odd columns decoded as in {@link #computeOneToken} and zipped
+     * back into column order.
+     */
+    static void decodeRows(MemorySegment codes, long off, float[] dst, int dstOff, int n) {
+        int i = 0;
+        for (; i + 32 <= n; i += 32) {
+            IntVector v = IntVector.fromMemorySegment(Simd.I, codes, off + 2L * i, Simd.LE);
+            FloatVector even = v.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().mul(ACTIVATION_SCALE);
+            FloatVector odd = v.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().mul(ACTIVATION_SCALE);
+            ZIP_LOW.selectFrom(even, odd).intoArray(dst, dstOff + i);
+            ZIP_HIGH.selectFrom(even, odd).intoArray(dst, dstOff + i + 16);
+        }
+        for (; i < n; i++) dst[dstOff + i] = decode(codes.get(WeightData.SHORT, off + 2L * i));
+    }
+
+    /** Indexes for {@code selectFrom(even, odd)}: lane {@code 2j} is {@code even[j]}, lane {@code 2j+1} is {@code odd[j]} (index {@code 16 + j}). */
+    private static final FloatVector ZIP_LOW = FloatVector.fromArray(Simd.F, zip(0), 0);
+    /** The same for lanes 8..15 of both. */
+    private static final FloatVector ZIP_HIGH = FloatVector.fromArray(Simd.F, zip(8), 0);
+
+    private static float[] zip(int from) {
+        float[] idx = new float[16];
+        for (int lane = 0; lane < 16; lane++) idx[lane] = lane % 2 == 0 ? from + lane / 2 : 16 + from + lane / 2;
+        return idx;
+    }
+
+    /**
+     * One token, rows {@code [r0, r1)}: {@code out[outOff + r] = Σ_k w[r][k] · x[k]} with
+     * {@code xs} the activations times {@code 2^102} in the order {@link #permuteActivations} gives
+     * ({@code cols} of them, a multiple of 32). Four rows per pass, each with its own FMA chain
+     * over the columns and the lanes summed pairwise in a fixed order.
+     */
+    static void computeOneToken(MemorySegment codes, int cols, float[] xs, int r0, int r1, float[] out, int outOff) {
+        long rb = 2L * cols;
+        int r = r0;
+        for (; r + ROWS <= r1; r += ROWS) {
+            long o = r * rb;
+            FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0;
+            for (int k = 0; k < cols; k += 32) {
+                FloatVector xe = FloatVector.fromArray(Simd.F, xs, k), xo = FloatVector.fromArray(Simd.F, xs, k + 16);
+                long p = o + 2L * k;
+                IntVector v0 = IntVector.fromMemorySegment(Simd.I, codes, p, Simd.LE);
+                IntVector v1 = IntVector.fromMemorySegment(Simd.I, codes, p + rb, Simd.LE);
+                IntVector v2 = IntVector.fromMemorySegment(Simd.I, codes, p + 2 * rb, Simd.LE);
+                IntVector v3 = IntVector.fromMemorySegment(Simd.I, codes, p + 3 * rb, Simd.LE);
+                a0 = v0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xe, a0);
+                a1 = v1.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xe, a1);
+                a2 = v2.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xe, a2);
+                a3 = v3.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xe, a3);
+                a0 = v0.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xo, a0);
+                a1 = v1.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xo, a1);
+                a2 = v2.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xo, a2);
+                a3 = v3.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xo, a3);
+            }
+            a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            a0 = a0.add(a0.rearrange(Simd.SWAP2));
+            a0 = a0.add(a0.rearrange(Simd.SWAP1));
+            a1 = a1.add(a1.rearrange(Simd.SWAP8));
+            a1 = a1.add(a1.rearrange(Simd.SWAP4));
+            a1 = a1.add(a1.rearrange(Simd.SWAP2));
+            a1 = a1.add(a1.rearrange(Simd.SWAP1));
+            out[outOff + r] = a0.lane(0);
+            out[outOff + r + 1] = a1.lane(0);
+            a2 = a2.add(a2.rearrange(Simd.SWAP8));
+            a2 = a2.add(a2.rearrange(Simd.SWAP4));
+            a2 = a2.add(a2.rearrange(Simd.SWAP2));
+            a2 = a2.add(a2.rearrange(Simd.SWAP1));
+            a3 = a3.add(a3.rearrange(Simd.SWAP8));
+            a3 = a3.add(a3.rearrange(Simd.SWAP4));
+            a3 = a3.add(a3.rearrange(Simd.SWAP2));
+            a3 = a3.add(a3.rearrange(Simd.SWAP1));
+            out[outOff + r + 2] = a2.lane(0);
+            out[outOff + r + 3] = a3.lane(0);
+        }
+        for (; r < r1; r++) {
+            long o = r * rb;
+            FloatVector a0 = FloatVector.zero(Simd.F);
+            for (int k = 0; k < cols; k += 32) {
+                IntVector v0 = IntVector.fromMemorySegment(Simd.I, codes, o + 2L * k, Simd.LE);
+                a0 = v0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats()
+                        .fma(FloatVector.fromArray(Simd.F, xs, k), a0);
+                a0 = v0.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(FloatVector.fromArray(Simd.F, xs, k + 16), a0);
+            }
+            a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            a0 = a0.add(a0.rearrange(Simd.SWAP2));
+            a0 = a0.add(a0.rearrange(Simd.SWAP1));
+            out[outOff + r] = a0.lane(0);
+        }
+    }
+
+    /**
+     * {@code xs[c + i] = x[xOff + c + 2i] · 2^102} and {@code xs[c + 16 + i] = x[xOff + c + 2i + 1] · 2^102}
+     * for each 32-column block {@code c} and {@code i < 16}: the kernel reads a block's codes as 16
+     * ints, each holding an even column's code in its low half and the next column's in its high
+     * half. Returns whether every scaling was exact ({@code |x| < 2^25}; false for NaN and infinities).
+     */
+    static boolean permuteActivations(float[] x, int xOff, int cols, float[] xs) {
+        boolean exact = true;
+        for (int c = 0; c < cols; c += 32) {
+            for (int i = 0; i < 16; i++) {
+                float even = x[xOff + c + 2 * i], odd = x[xOff + c + 2 * i + 1];
+                exact &= Math.abs(even) < MAX_SCALABLE & Math.abs(odd) < MAX_SCALABLE;
+                xs[c + i] = even * ACTIVATION_SCALE;
+                xs[c + 16 + i] = odd * ACTIVATION_SCALE;
+            }
+        }
+        return exact;
+    }
+}
