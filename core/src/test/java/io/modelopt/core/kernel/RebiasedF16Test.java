@@ -142,6 +142,27 @@ class RebiasedF16Test {
         assertFalse(odd.canRepack());
     }
 
+    @org.junit.jupiter.api.Tag("allocation") // run in a JVM of its own (see the parent pom)
+    @Test
+    void steadyStateCallsDoNotAllocate() throws ReflectiveOperationException {
+        assumeTrue(KernelMode.vectorApiAvailable());
+        Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
+        java.lang.reflect.Method allocatedBytes = Class.forName("com.sun.management.ThreadMXBean").getMethod("getCurrentThreadAllocatedBytes");
+        int rows = 268, cols = 2048;
+        WeightMatrix w = awkward(rows, cols, 2).repacked(arena);
+        for (int nTokens : new int[]{1, 4, 20}) { // the one-token kernel, the decoded rows' dot products, the prefill GEMM
+            float[] x = MatMulTest.activations(nTokens * cols, 3), out = new float[rows * nTokens];
+            long allocated = Long.MAX_VALUE;
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (allocated >= 1024 && System.nanoTime() < deadline) {
+                long before = (Long) allocatedBytes.invoke(bean);
+                for (int i = 0; i < 50; i++) MatMul.matmul(KernelMode.VECTOR, pool2, w, x, 0, cols, nTokens, out, 0, rows);
+                allocated = (Long) allocatedBytes.invoke(bean) - before;
+            }
+            assertTrue(allocated < 1024, "F16 " + nTokens + " tokens: " + allocated + " bytes allocated by 50 calls");
+        }
+    }
+
     /**
      * An F16 matrix of mostly N(0, 0.02) weights (0.2% of them subnormal) with, at random places,
      * ±0, the smallest subnormal, the largest subnormal, the smallest normal and ±127.9.
