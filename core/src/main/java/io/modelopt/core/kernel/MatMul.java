@@ -149,7 +149,6 @@ public final class MatMul {
         };
     }
 
-    /** One thread's reusable call state: the activation scratch and the two range tasks, so a call allocates nothing. */
     /**
      * Row groups a repacked matrix's kernel takes per pass: several for a one-token call
      * ({@link InterleavedQ8_0#DECODE_GROUPS}, {@link InterleavedQ4_0#DECODE_GROUPS}), one otherwise.
@@ -159,6 +158,7 @@ public final class MatMul {
         return type == GgmlType.Q8_0 ? InterleavedQ8_0.DECODE_GROUPS : InterleavedQ4_0.DECODE_GROUPS;
     }
 
+    /** One thread's reusable call state: the activation scratch and the two range tasks, so a call allocates nothing. */
     private static final class Call {
         final Activations activations = new Activations();
         FormatKernel kernel;

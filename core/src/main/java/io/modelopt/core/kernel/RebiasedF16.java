@@ -79,19 +79,31 @@ final class RebiasedF16 {
     }
 
     /**
-     * Re-encodes rows {@code [r0, r1)} of an F16 matrix into {@code dst} (the whole copy is
-     * {@code rows · cols · 2} bytes). Returns false, leaving the rows partly written, when a
-     * value is outside the format.
+     * Whether every weight of rows {@code [r0, r1)} of an F16 matrix fits the format: its half's
+     * exponent field is at most 21 ({@code |w| < 2^7}; infinities and NaNs have 31). Checked
+     * before the copy is written, so that a matrix left in place has touched none of it.
      */
-    static boolean pack(WeightMatrix w, MemorySegment dst, int r0, int r1) {
+    static boolean representable(WeightMatrix w, int r0, int r1) {
+        MemorySegment src = w.data();
+        long n = (long) (r1 - r0) * w.cols(), at = (long) r0 * w.cols() * 2;
+        for (long i = 0; i < n; i++) {
+            if (((src.get(WeightData.SHORT, at + 2 * i) >>> 10) & 31) > 21) return false;
+        }
+        return true;
+    }
+
+    /**
+     * Re-encodes rows {@code [r0, r1)} of an F16 matrix into {@code dst} (the whole copy is
+     * {@code rows · cols · 2} bytes); the rows must be {@link #representable}.
+     */
+    static void pack(WeightMatrix w, MemorySegment dst, int r0, int r1) {
         MemorySegment src = w.data();
         long n = (long) (r1 - r0) * w.cols(), at = (long) r0 * w.cols() * 2;
         for (long i = 0; i < n; i++) {
             int code = encode(src.get(WeightData.SHORT, at + 2 * i));
-            if (code < 0) return false;
+            if (code < 0) throw new IllegalStateException(w + ": weight " + (at / 2 + i) + " is outside the re-encoded F16 format");
             dst.set(WeightData.SHORT, at + 2 * i, (short) code);
         }
-        return true;
     }
 
     /**

@@ -110,7 +110,7 @@ public final class WeightMatrix {
      * prefill GEMM's panels; the scalar kernels, the rows after the last whole group and
      * {@link #dequantizeRow} keep reading the tensor. Returns {@code this} when {@link #canRepack()}
      * is false, or for an F16 matrix holding a value the re-encoding cannot represent
-     * ({@code |w| ≥ 128}, infinite or NaN; the copy's bytes are then left unused).
+     * ({@code |w| ≥ 128}, infinite or NaN; checked before anything is allocated).
      */
     public WeightMatrix repacked(Arena arena) {
         return repacked(arena, null);
@@ -134,20 +134,28 @@ public final class WeightMatrix {
      */
     public WeightMatrix repacked(SegmentAllocator allocator, ComputePool pool) {
         if (!canRepack()) return this;
-        MemorySegment dst = allocator.allocate(repackBytes(), REPACK_ALIGNMENT);
         GgmlType type = tensor.type();
-        boolean[] unrepresentable = {false}; // F16: a value outside RebiasedF16's range
+        int groups = rows / packedGroupRows();
+        if (type == GgmlType.F16) {
+            boolean[] unrepresentable = {false}; // written by the pool's threads, read after its join
+            ComputePool.RangeTask check = (r0, r1, worker) -> {
+                if (!RebiasedF16.representable(this, r0, r1)) unrepresentable[0] = true;
+            };
+            if (pool == null) check.run(0, rows, 0);
+            else pool.parallelFor(rows, check);
+            if (unrepresentable[0]) return this;
+        }
+        MemorySegment dst = allocator.allocate(repackBytes(), REPACK_ALIGNMENT);
         ComputePool.RangeTask fill = (g0, g1, worker) -> {
             switch (type) {
                 case Q4_0 -> InterleavedQ4_0.packGroups(this, dst, g0, g1);
                 case Q8_0 -> InterleavedQ8_0.packGroups(this, dst, g0, g1);
-                default -> { if (!RebiasedF16.pack(this, dst, g0, g1)) unrepresentable[0] = true; }
+                default -> RebiasedF16.pack(this, dst, g0, g1);
             }
         };
-        int groups = rows / packedGroupRows();
         if (pool == null) fill.run(0, groups, 0);
         else pool.parallelFor(groups, fill);
-        return unrepresentable[0] ? this : new WeightMatrix(tensor, dst);
+        return new WeightMatrix(tensor, dst);
     }
 
     /** Alignment of a repacked copy (a cache line; the records are multiples of it). */

@@ -77,13 +77,18 @@ class RebiasedF16Test {
     @Test
     void vectorDecodingGivesTheReferenceFloats() {
         assumeTrue(KernelMode.vectorApiAvailable());
-        int n = 16 * 37 + 5; // a scalar tail too
-        WeightMatrix plain = awkward(1, n, 3);
+        int rows = 3, cols = 96;
+        WeightMatrix plain = awkward(rows, cols, 3);
         WeightMatrix w = plain.repacked(arena);
-        float[] fromCodes = new float[n], reference = new float[n];
-        F16Kernel.Vectorized.INSTANCE.dequantizeRows(w, 0, 1, fromCodes);
-        plain.dequantizeRow(0, reference, 0);
+        assertTrue(w.isRepacked());
+        float[] fromCodes = new float[rows * cols], reference = new float[rows * cols];
+        F16Kernel.Vectorized.INSTANCE.dequantizeRows(w, 0, rows, fromCodes);
+        for (int r = 0; r < rows; r++) plain.dequantizeRow(r, reference, r * cols);
         assertArrayEquals(reference, fromCodes, 0f);
+        // a count that is not a multiple of 32 ends in the scalar tail
+        float[] partial = new float[rows * cols - 5];
+        RebiasedF16.decodeRows(w.packed(), 0, partial, 0, partial.length);
+        assertArrayEquals(java.util.Arrays.copyOf(reference, partial.length), partial, 0f);
     }
 
     @Test
