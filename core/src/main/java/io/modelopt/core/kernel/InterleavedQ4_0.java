@@ -14,8 +14,10 @@ import jdk.incubator.vector.VectorOperators;
  * copied rows can be released.
  *
  * <p><b>Layout.</b> Rows are taken in groups of {@link #ROWS} = 32. A group starts with its
- * scales, the file's halves, 32 per 32-column block (row order; widened once per group into a
- * float array, {@link #scales}, as in {@link InterleavedQ8_0}), followed by one 512-byte record of
+ * scales, one 64-byte line per 32-column block: the file's halves re-encoded as {@link RebiasedF16}
+ * codes, 32-bit lane {@code i} holding row {@code i}'s in its low and row {@code 16 + i}'s in its
+ * high half, so that the one-token kernel decodes them in registers, two operations per 16 rows
+ * (see "Scales" below). The scales are followed by one 512-byte record of
  * quants per block: 8 lines of 64 bytes. Line {@code 2s + h} ({@code s} = 0..3, {@code h} = 0..1)
  * holds quant bytes {@code 4s .. 4s+3} of rows {@code 16h .. 16h+15} of the group, one row per
  * 32-bit lane, copied as they are: nibble {@code k} (bits {@code 4k .. 4k+3}) of a lane is column
@@ -44,6 +46,17 @@ import jdk.incubator.vector.VectorOperators;
  * session".) Per 64-byte line of 128 weights: one load, three shifts,
  * four multiplies, four adds. (JMH one token, two threads, 5632×2048 and 2048×5632: the previous
  * layout, 16-bit lanes with masks, ran 33–35 GB/s in cache and 16.7–19.1 from 1 GiB.)
+ *
+ * <p><b>Scales.</b> The one-token kernel reads each block's scale line beside its quants and
+ * decodes it as {@link RebiasedF16} does, to {@code dw · 2^-102}, which it multiplies by the
+ * activation scale times {@code 2^102} ({@link Activations#q4dScaled}): the same float as
+ * {@code dw · dx}, exactly. It used to widen a whole group's scales into a float array before its
+ * blocks (the file's halves, a plain {@code float16ToFloat} loop): a separate pass whose reads of
+ * the scales did not overlap any arithmetic, 15% of a decode step's samples (JMH one token, two
+ * threads, 1 GiB: reading the lines in the loop measured 3–7% faster, docs/PERFORMANCE.md).
+ * The format holds every scale with {@code |d| < 128} ({@link #representable}); a matrix with a
+ * larger, infinite or NaN scale is not repacked. The prefill GEMM and the few-token path decode a
+ * group's scales into floats ({@link #scales}).
  *
  * <p>The kernel is memory bound on a long matrix; Java has no prefetch instruction. A load of one
  * byte per cache line {@link #TOUCH_AHEAD} bytes ahead ({@code -Dmodelopt.q4touch=true}) started
@@ -85,7 +98,31 @@ final class InterleavedQ4_0 {
         return 4 * s + k / 2 + 16 * (k % 2);
     }
 
-    /** Writes groups {@code [g0, g1)} of {@code w}'s packed copy into {@code dst} ({@link #packedBytes} long in all). */
+    /**
+     * Whether every block scale of rows {@code [r0, r1)} of a Q4_0 matrix has a {@link RebiasedF16}
+     * code ({@code |d| < 128}, finite). Checked before the copy is allocated.
+     */
+    static boolean representable(WeightMatrix w, int r0, int r1) {
+        MemorySegment src = w.data();
+        int nb = w.cols() / 32;
+        for (int r = r0; r < r1; r++) {
+            long row = r * w.rowBytes();
+            for (int b = 0; b < nb; b++) {
+                if (RebiasedF16.encode(src.get(WeightData.SHORT, row + (long) b * Q4_0Kernel.BLOCK_BYTES)) < 0) return false;
+            }
+        }
+        return true;
+    }
+
+    /** Where row {@code r} (0..31) of a group keeps its scale code in a block's scale line. */
+    private static long scaleAt(int r) {
+        return 4L * (r % 16) + 2 * (r / 16);
+    }
+
+    /**
+     * Writes groups {@code [g0, g1)} of {@code w}'s packed copy into {@code dst} ({@link #packedBytes}
+     * long in all); their rows must be {@link #representable}.
+     */
     static void packGroups(WeightMatrix w, MemorySegment dst, int g0, int g1) {
         int nb = w.cols() / 32;
         MemorySegment src = w.data();
@@ -96,7 +133,9 @@ final class InterleavedQ4_0 {
                 long rec = q + (long) b * QUANTS;
                 for (int r = 0; r < ROWS; r++) {
                     long blk = (long) (g * ROWS + r) * rowBytes + (long) b * Q4_0Kernel.BLOCK_BYTES;
-                    dst.set(WeightData.SHORT, base + (long) b * SCALES + 2L * r, src.get(WeightData.SHORT, blk));
+                    int code = RebiasedF16.encode(src.get(WeightData.SHORT, blk));
+                    if (code < 0) throw new IllegalStateException(w + ": the scale of row " + (g * ROWS + r) + ", block " + b + " has no re-encoded form");
+                    dst.set(WeightData.SHORT, base + (long) b * SCALES + scaleAt(r), (short) code);
                     for (int s = 0; s < 4; s++) {
                         long line = rec + 64L * (2 * s + r / 16);
                         dst.set(WeightData.INT, line + 4L * (r % 16), src.get(WeightData.INT, blk + 2 + 4 * s));
@@ -140,10 +179,7 @@ final class InterleavedQ4_0 {
     static void compute(MemorySegment m, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
         int g = g0;
         if (a.nTokens == 1) {
-            for (; g + DECODE_GROUPS <= g1; g += DECODE_GROUPS) {
-                for (int j = 0; j < DECODE_GROUPS; j++) scales(m, g + j, nb, scales, j);
-                groupQuad(m, quants((long) g * nb * RECORD, nb), nb, a, out, outOff + g * ROWS, scales);
-            }
+            for (; g + DECODE_GROUPS <= g1; g += DECODE_GROUPS) groupQuad(m, (long) g * nb * RECORD, nb, a, out, outOff + g * ROWS);
         }
         for (; g < g1; g++) {
             long q = quants((long) g * nb * RECORD, nb);
@@ -160,7 +196,15 @@ final class InterleavedQ4_0 {
 
     /** The same, into the {@code slot}-th group's place of a pass: {@code scales[slot·nb·ROWS ..]}. */
     private static void scales(MemorySegment m, int g, int nb, float[] scales, int slot) {
-        WeightData.halves(m, (long) g * nb * RECORD, scales, slot * nb * ROWS, nb * ROWS);
+        long base = (long) g * nb * RECORD;
+        int o = slot * nb * ROWS;
+        for (int b = 0; b < nb; b++) {
+            IntVector v = IntVector.fromMemorySegment(Simd.I, m, base + (long) b * SCALES, Simd.LE);
+            v.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
+                    .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, o + 32 * b);
+            v.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
+                    .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, o + 32 * b + 16);
+        }
     }
 
     /**
@@ -179,13 +223,20 @@ final class InterleavedQ4_0 {
      * the compile log showed the virtual calls on {@code Float512Vector}). Spelling the block's
      * lines out instead made the method too large for C2.
      */
-    private static void groupQuad(MemorySegment m, long q0, int nb, Activations a, float[] out, int o, float[] scales) {
+    private static void groupQuad(MemorySegment m, long base, int nb, Activations a, float[] out, int o) {
         int[] y = a.q4Multipliers, neg8 = a.q4Neg8;
-        float[] d = a.d;
-        long stride = (long) nb * RECORD; // from one group's quants to the next's
+        float[] d = a.q4dScaled;
+        long stride = (long) nb * RECORD; // from one group to the next
+        long q0 = quants(base, nb);
         java.util.Arrays.fill(out, o, o + 4 * ROWS, 0f);
         for (int b = 0; b < nb; b++) {
             long r0 = q0 + (long) b * QUANTS, r1 = r0 + stride, r2 = r1 + stride, r3 = r2 + stride;
+            // the scale lines are loaded first: their misses overlap the quants' arithmetic
+            long sl = base + (long) b * SCALES;
+            IntVector s0 = IntVector.fromMemorySegment(Simd.I, m, sl, Simd.LE);
+            IntVector s1 = IntVector.fromMemorySegment(Simd.I, m, sl + stride, Simd.LE);
+            IntVector s2 = IntVector.fromMemorySegment(Simd.I, m, sl + 2 * stride, Simd.LE);
+            IntVector s3 = IntVector.fromMemorySegment(Simd.I, m, sl + 3 * stride, Simd.LE);
             ShortVector a0 = IntVector.broadcast(Simd.I, neg8[b]).reinterpretAsShorts(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
             for (int s = 0; s < 4; s++) {
                 long l = 128L * s;
@@ -238,28 +289,28 @@ final class InterleavedQ4_0 {
             FloatVector dx = FloatVector.broadcast(Simd.F, d[b]);
             IntVector t = a0.reinterpretAsInts();
             FloatVector r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * b).mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
+            r.fma(s0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
             t = a1.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * b + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + 16)).intoArray(out, o + 16);
+            r.fma(s0.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 16)).intoArray(out, o + 16);
             t = a2.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS)).intoArray(out, o + ROWS);
+            r.fma(s1.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS)).intoArray(out, o + ROWS);
             t = a3.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (nb + b) + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS + 16)).intoArray(out, o + ROWS + 16);
+            r.fma(s1.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS + 16)).intoArray(out, o + ROWS + 16);
             t = a4.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (2 * nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS)).intoArray(out, o + 2 * ROWS);
+            r.fma(s2.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS)).intoArray(out, o + 2 * ROWS);
             t = a5.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (2 * nb + b) + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS + 16)).intoArray(out, o + 2 * ROWS + 16);
+            r.fma(s2.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS + 16)).intoArray(out, o + 2 * ROWS + 16);
             t = a6.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (3 * nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS)).intoArray(out, o + 3 * ROWS);
+            r.fma(s3.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS)).intoArray(out, o + 3 * ROWS);
             t = a7.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * (3 * nb + b) + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS + 16)).intoArray(out, o + 3 * ROWS + 16);
+            r.fma(s3.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS + 16)).intoArray(out, o + 3 * ROWS + 16);
         }
     }
 

@@ -49,7 +49,7 @@ final class RebiasedF16 {
     /** Activations at or above this magnitude cannot be scaled without a risk of overflow. */
     static final float MAX_SCALABLE = 0x1p25f;
     /** Bits kept after the shift: the sign and the 28 bits that carry {@code E} and {@code m}. */
-    private static final int DECODE_MASK = 0x8FFFE000;
+    static final int DECODE_MASK = 0x8FFFE000;
     /** {@code E - p}. */
     private static final int BIAS = 25;
     /** Rows per pass of the one-token kernel. */

@@ -6,6 +6,7 @@ import io.modelopt.core.kernel.HugePages;
 import io.modelopt.core.kernel.WeightMatrix;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
+import io.modelopt.core.tensor.GgmlType;
 import io.modelopt.core.tensor.TensorData;
 import java.lang.foreign.Arena;
 import java.lang.foreign.SegmentAllocator;
@@ -99,7 +100,8 @@ public final class LlamaWeights {
     private static WeightMatrix repack(WeightMatrix m, SegmentAllocator region, ComputePool pool) {
         WeightMatrix r = m.repacked(region, pool);
         if (m.canRepack() && !r.isRepacked()) {
-            LOG.warn("{} holds a value the re-encoded F16 layout cannot represent (|w| >= 128, infinite or NaN): read in place, decode is slower", m);
+            LOG.warn("{} holds a {} the re-encoded half layout cannot represent (|value| >= 128, infinite or NaN): read in place, decode is slower",
+                    m, m.type() == GgmlType.F16 ? "weight" : "block scale");
         }
         r.unloadCopiedSource();
         return r;
