@@ -45,13 +45,14 @@ final class Activations {
     int[] q4Multipliers = new int[0];
     int[] q4Neg8 = new int[0];
     /**
-     * With {@link #packedQ4}: {@code q4dScaled[t*blocks + b] = d[t*blocks + b] · 2^102}, for the
-     * Q4_0 kernel's weight scales, which it decodes from {@link RebiasedF16} codes as
-     * {@code dw · 2^-102}. Always exact and finite for a finite {@code d}: {@code d} is a half
+     * With {@link Kind#Q8_0}: {@code dScaled[t*blocks + b] = d[t*blocks + b] · 2^102}, for the
+     * repacked Q4_0 and Q8_0 kernels' weight scales, which they decode from {@link RebiasedF16}
+     * codes as {@code dw · 2^-102}. Exact and finite for a finite {@code d}: {@code d} is a half
      * (at most 65504), and a power-of-two scaling of a half is a normal float; so
-     * {@code (dw · 2^-102) · (d · 2^102)} rounds the same real number as {@code dw · d}.
+     * {@code (dw · 2^-102) · (d · 2^102)} rounds the same real number as {@code dw · d} (an
+     * infinite or NaN {@code d} stays so).
      */
-    float[] q4dScaled = new float[0];
+    float[] dScaled = new float[0];
 
     /**
      * For the one-token kernel of re-encoded F16 weights ({@link RebiasedF16}), with {@link Kind#F32}
@@ -129,8 +130,8 @@ final class Activations {
         if (packedQ4) {
             q4Multipliers = grow(q4Multipliers, nTokens * cols / 2);
             q4Neg8 = grow(q4Neg8, nTokens * blocks);
-            q4dScaled = grow(q4dScaled, nTokens * blocks);
         }
+        if (kind == Kind.Q8_0) dScaled = grow(dScaled, nTokens * blocks);
         if (transposed) {
             tPad = (nTokens + Gemm.TOKEN_GRAIN - 1) / Gemm.TOKEN_GRAIN * Gemm.TOKEN_GRAIN;
             xt = grow(xt, cols * tPad);
@@ -149,6 +150,7 @@ final class Activations {
                 case Q8_0 -> {
                     if (vector) Q8_0Vector.quantizeActivations(x, src, cols, q, t * cols, d, t * blocks);
                     else Q8_0.quantizeActivations(x, src, cols, q, t * cols, d, t * blocks);
+                    for (int b = t * blocks; b < (t + 1) * blocks; b++) dScaled[b] = d[b] * RebiasedF16.ACTIVATION_SCALE;
                 }
                 case Q8_1 -> {
                     Q8_0.quantizeActivations(x, src, cols, q, t * cols, d, t * blocks);
@@ -168,7 +170,6 @@ final class Activations {
                     int j0 = t * cols + 32 * b, sum = 0;
                     for (int j = j0; j < j0 + 32; j++) sum += (int) q[j];
                     q4Neg8[t * blocks + b] = (-8 * sum) & 0xFFFF;
-                    q4dScaled[t * blocks + b] = d[t * blocks + b] * RebiasedF16.ACTIVATION_SCALE;
                     for (int pair = 0; pair < 4; pair++) {
                         // y_k = x_k - 16·x_(k-1) over the lane's nibbles k = 0..7 (InterleavedQ4_0, "Arithmetic")
                         for (int j = 0; j < 4; j++) {

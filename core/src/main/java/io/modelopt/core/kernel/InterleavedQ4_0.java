@@ -49,12 +49,12 @@ import jdk.incubator.vector.VectorOperators;
  *
  * <p><b>Scales.</b> The one-token kernel reads each block's scale line beside its quants and
  * decodes it as {@link RebiasedF16} does, to {@code dw · 2^-102}, which it multiplies by the
- * activation scale times {@code 2^102} ({@link Activations#q4dScaled}): the same float as
+ * activation scale times {@code 2^102} ({@link Activations#dScaled}): the same float as
  * {@code dw · dx}, exactly. It used to widen a whole group's scales into a float array before its
  * blocks (the file's halves, a plain {@code float16ToFloat} loop): a separate pass whose reads of
  * the scales did not overlap any arithmetic, 15% of a decode step's samples (JMH one token, two
  * threads, 1 GiB: reading the lines in the loop measured 3–7% faster, docs/PERFORMANCE.md).
- * The format holds every scale with {@code |d| < 128} ({@link #representable}); a matrix with a
+ * The format holds every scale with {@code |d| < 128} ({@link RebiasedF16#scalesRepresentable}); a matrix with a
  * larger, infinite or NaN scale is not repacked. The prefill GEMM and the few-token path decode a
  * group's scales into floats ({@link #scales}).
  *
@@ -98,22 +98,6 @@ final class InterleavedQ4_0 {
         return 4 * s + k / 2 + 16 * (k % 2);
     }
 
-    /**
-     * Whether every block scale of rows {@code [r0, r1)} of a Q4_0 matrix has a {@link RebiasedF16}
-     * code ({@code |d| < 128}, finite). Checked before the copy is allocated.
-     */
-    static boolean representable(WeightMatrix w, int r0, int r1) {
-        MemorySegment src = w.data();
-        int nb = w.cols() / 32;
-        for (int r = r0; r < r1; r++) {
-            long row = r * w.rowBytes();
-            for (int b = 0; b < nb; b++) {
-                if (RebiasedF16.encode(src.get(WeightData.SHORT, row + (long) b * Q4_0Kernel.BLOCK_BYTES)) < 0) return false;
-            }
-        }
-        return true;
-    }
-
     /** Where row {@code r} (0..31) of a group keeps its scale code in a block's scale line. */
     private static long scaleAt(int r) {
         return 4L * (r % 16) + 2 * (r / 16);
@@ -121,7 +105,7 @@ final class InterleavedQ4_0 {
 
     /**
      * Writes groups {@code [g0, g1)} of {@code w}'s packed copy into {@code dst} ({@link #packedBytes}
-     * long in all); their rows must be {@link #representable}.
+     * long in all); their scales must be {@link RebiasedF16#scalesRepresentable}.
      */
     static void packGroups(WeightMatrix w, MemorySegment dst, int g0, int g1) {
         int nb = w.cols() / 32;
@@ -133,9 +117,7 @@ final class InterleavedQ4_0 {
                 long rec = q + (long) b * QUANTS;
                 for (int r = 0; r < ROWS; r++) {
                     long blk = (long) (g * ROWS + r) * rowBytes + (long) b * Q4_0Kernel.BLOCK_BYTES;
-                    int code = RebiasedF16.encode(src.get(WeightData.SHORT, blk));
-                    if (code < 0) throw new IllegalStateException(w + ": the scale of row " + (g * ROWS + r) + ", block " + b + " has no re-encoded form");
-                    dst.set(WeightData.SHORT, base + (long) b * SCALES + scaleAt(r), (short) code);
+                    dst.set(WeightData.SHORT, base + (long) b * SCALES + scaleAt(r), RebiasedF16.scaleCode(w, src.get(WeightData.SHORT, blk)));
                     for (int s = 0; s < 4; s++) {
                         long line = rec + 64L * (2 * s + r / 16);
                         dst.set(WeightData.INT, line + 4L * (r % 16), src.get(WeightData.INT, blk + 2 + 4 * s));
@@ -225,7 +207,7 @@ final class InterleavedQ4_0 {
      */
     private static void groupQuad(MemorySegment m, long base, int nb, Activations a, float[] out, int o) {
         int[] y = a.q4Multipliers, neg8 = a.q4Neg8;
-        float[] d = a.q4dScaled;
+        float[] d = a.dScaled;
         long stride = (long) nb * RECORD; // from one group to the next
         long q0 = quants(base, nb);
         java.util.Arrays.fill(out, o, o + 4 * ROWS, 0f);

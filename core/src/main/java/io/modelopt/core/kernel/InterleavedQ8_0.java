@@ -12,14 +12,24 @@ import jdk.incubator.vector.VectorOperators;
  * matmuls and, through {@link #decodeGroup}, the prefill GEMM's panels (the counterpart of
  * {@link InterleavedQ4_0}).
  *
- * <p><b>Layout.</b> Rows in groups of {@link #ROWS} = 16. A group starts with its scales, the file's
- * halves, 16 per 32-column block {@code b} (row order), followed by one 512-byte record per block:
- * 32 × 16 bytes of quants, column after column (byte {@code 16k + r} is row {@code r}'s quant of
- * column {@code 32b + k}). The kernels widen a group's scales once into a float array
- * ({@link #scales}) and read them from there. Read from the stream at the end of each block, as
- * floats, they made the record a ninth cache line and put a load from the stream into the row
- * accumulators' chain (tiny1b decode 12.1–12.6 t/s then, 16.9–17.0 now: more than the 11% fewer
- * bytes alone would give). Rows after the last whole group are computed in place by {@link Q8_0Kernel}.
+ * <p><b>Layout.</b> Rows in groups of {@link #ROWS} = 16. A group starts with its scales, one
+ * 64-byte line per two 32-column blocks: the file's halves re-encoded as {@link RebiasedF16} codes,
+ * 32-bit lane {@code r} holding row {@code r}'s scale of block {@code 2j} in its low half and of
+ * block {@code 2j + 1} in its high half (an odd last block leaves the high halves zero). Then one
+ * 512-byte record per block: 32 × 16 bytes of quants, column after column (byte {@code 16k + r}
+ * is row {@code r}'s quant of column {@code 32b + k}). Rows after the last whole group are
+ * computed in place by {@link Q8_0Kernel}.
+ *
+ * <p><b>Scales.</b> The one-token kernel decodes a block's 16 scales from their line in registers,
+ * as {@link InterleavedQ4_0} does: {@code dw · 2^-102} times the activation scale times
+ * {@code 2^102} ({@link Activations#dScaled}) is exactly {@code dw · dx}. A group's scales used to
+ * be widened into a float array in a pass of their own before its blocks (11% of a tiny1b decode
+ * step's samples). Read from the stream at the end of each block as floats, in an earlier layout,
+ * they had made the record a ninth cache line and put a load from the stream into the row
+ * accumulators' chain (tiny1b decode 12.1–12.6 t/s then, 16.9–17.0 after): here the line is loaded
+ * at the start of the block, and the float sums go through {@code out}. The prefill GEMM and the
+ * few-token path decode a group's scales into floats ({@link #scales}). A matrix with a scale the
+ * codes cannot hold ({@code |d| ≥ 128}, infinite, NaN) is not repacked.
  *
  * <p><b>Arithmetic.</b> Per block, four float accumulators collect {@code q_w·q_x} over the
  * columns (every product and partial sum is an integer below 2^24, so exact: ggml's
@@ -35,32 +45,51 @@ final class InterleavedQ8_0 {
     static final int DECODE_GROUPS = 4;
     /** Bytes of one block's quants in a group (32 columns × 16 rows). */
     private static final int QUANTS = 512;
-    /** Bytes of one block's scales in a group (16 halves). */
+    /** Bytes of one block's scales in a group (16 codes, half a line). */
     private static final int SCALES = 2 * ROWS;
-    /** Bytes per (group, block): {@link #packedBytes} is groups × blocks × RECORD. */
+    /** Bytes per (group, block) when the blocks are even in number: {@link #packedBytes} is then groups × blocks × RECORD. */
     static final int RECORD = QUANTS + SCALES;
 
-    /** Where group {@code g}'s quants start: after its {@code nb} blocks of scales. */
+    /** Bytes of a group's scale lines: one per two blocks. */
+    private static long scaleBytes(int nb) {
+        return (nb + 1) / 2 * 64L;
+    }
+
+    /** Bytes of one group: its scale lines and its {@code nb} records of quants. */
+    private static long groupBytes(int nb) {
+        return scaleBytes(nb) + (long) nb * QUANTS;
+    }
+
+    /** Where group {@code g}'s quants start: after its scale lines. */
     private static long quants(long base, int nb) {
-        return base + (long) nb * SCALES;
+        return base + scaleBytes(nb);
     }
 
     static long packedBytes(int rows, int cols) {
-        return (long) (rows / ROWS) * (cols / 32) * RECORD;
+        return (rows / ROWS) * groupBytes(cols / 32);
     }
 
-    /** Writes groups {@code [g0, g1)} of {@code w}'s packed copy into {@code dst} ({@link #packedBytes} long in all). */
+    /** Where row {@code r} keeps its scale code of block {@code b}, from the group's start. */
+    private static long scaleAt(int b, int r) {
+        return 64L * (b / 2) + 4L * r + 2 * (b % 2);
+    }
+
+    /**
+     * Writes groups {@code [g0, g1)} of {@code w}'s packed copy into {@code dst} ({@link #packedBytes}
+     * long in all); their scales must be {@link RebiasedF16#scalesRepresentable}.
+     */
     static void packGroups(WeightMatrix w, MemorySegment dst, int g0, int g1) {
         int nb = w.cols() / 32;
         MemorySegment src = w.data();
         long rowBytes = w.rowBytes();
         for (int g = g0; g < g1; g++) {
-            long base = (long) g * nb * RECORD, q = quants(base, nb);
+            long base = g * groupBytes(nb), q = quants(base, nb);
+            if (nb % 2 == 1) dst.asSlice(base + scaleBytes(nb) - 64, 64).fill((byte) 0); // the unused high halves
             for (int b = 0; b < nb; b++) {
                 long rec = q + (long) b * QUANTS;
                 for (int r = 0; r < ROWS; r++) {
                     long blk = (long) (g * ROWS + r) * rowBytes + (long) b * Q8_0Kernel.BLOCK_BYTES;
-                    dst.set(WeightData.SHORT, base + (long) b * SCALES + 2L * r, src.get(WeightData.SHORT, blk));
+                    dst.set(WeightData.SHORT, base + scaleAt(b, r), RebiasedF16.scaleCode(w, src.get(WeightData.SHORT, blk)));
                     for (int k = 0; k < 32; k++) dst.set(ValueLayout.JAVA_BYTE, rec + 16L * k + r, src.get(ValueLayout.JAVA_BYTE, blk + 2 + k));
                 }
             }
@@ -74,7 +103,17 @@ final class InterleavedQ8_0 {
 
     /** The same, into the {@code slot}-th group's place of a pass: {@code scales[slot·nb·ROWS ..]}. */
     private static void scales(MemorySegment m, int g, int nb, float[] scales, int slot) {
-        WeightData.halves(m, (long) g * nb * RECORD, scales, slot * nb * ROWS, nb * ROWS);
+        long base = g * groupBytes(nb);
+        int o = slot * nb * ROWS;
+        for (int b = 0; b < nb; b += 2) {
+            IntVector v = IntVector.fromMemorySegment(Simd.I, m, base + 32L * b, Simd.LE);
+            v.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
+                    .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, o + 16 * b);
+            if (b + 1 < nb) {
+                v.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
+                        .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, o + 16 * b + 16);
+            }
+        }
     }
 
     /**
@@ -82,7 +121,7 @@ final class InterleavedQ8_0 {
      * column {@code k} at {@code panel[(r / 8)·8·cols + 8k + r % 8] = q·d} (the reference decoder's floats).
      */
     static void decodeGroup(MemorySegment m, int g, int nb, float[] panel, float[] scales) {
-        long q = quants((long) g * nb * RECORD, nb);
+        long q = quants(g * groupBytes(nb), nb);
         int slice = 8 * 32 * nb; // floats per 8-row slice
         scales(m, g, nb, scales);
         for (int b = 0; b < nb; b++) {
@@ -106,13 +145,10 @@ final class InterleavedQ8_0 {
     static void compute(MemorySegment m, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
         int g = g0;
         if (a.nTokens == 1) {
-            for (; g + DECODE_GROUPS <= g1; g += DECODE_GROUPS) {
-                for (int j = 0; j < DECODE_GROUPS; j++) scales(m, g + j, nb, scales, j);
-                groupQuad(m, quants((long) g * nb * RECORD, nb), nb, a, out, outOff + g * ROWS, scales);
-            }
+            for (; g + DECODE_GROUPS <= g1; g += DECODE_GROUPS) groupQuad(m, g * groupBytes(nb), nb, a, out, outOff + g * ROWS);
         }
         for (; g < g1; g++) {
-            long q = quants((long) g * nb * RECORD, nb);
+            long q = quants(g * groupBytes(nb), nb);
             scales(m, g, nb, scales);
             for (int t = 0; t < a.nTokens; t++) group(m, q, nb, a, t, out, outOff + t * outStride + g * ROWS, scales);
         }
@@ -133,13 +169,22 @@ final class InterleavedQ8_0 {
      * allocation at the block end's FMA; 5–10 MB per decoded token), as the Q4_0 kernel did
      * before ({@link InterleavedQ4_0}).
      */
-    private static void groupQuad(MemorySegment m, long q0, int nb, Activations a, float[] out, int o, float[] scales) {
-        float[] x = a.q, d = a.d;
-        long stride = (long) nb * RECORD; // from one group's quants to the next's
+    private static void groupQuad(MemorySegment m, long base, int nb, Activations a, float[] out, int o) {
+        float[] x = a.q, d = a.dScaled;
+        long stride = groupBytes(nb); // from one group to the next
+        long q0 = quants(base, nb);
         // the row sums go through out, not through vectors carried around the block loop (see the method comment)
         java.util.Arrays.fill(out, o, o + 4 * ROWS, 0f);
         for (int b = 0; b < nb; b++) {
             long r0 = q0 + (long) b * QUANTS;
+            // the scale lines first (their misses overlap the block's arithmetic); an even block's
+            // codes are the low halves of the lanes, an odd one's the high halves
+            long sl = base + 64L * (b >> 1);
+            int up = 16 - 16 * (b & 1);
+            IntVector s0 = IntVector.fromMemorySegment(Simd.I, m, sl, Simd.LE).lanewise(VectorOperators.LSHL, up);
+            IntVector s1 = IntVector.fromMemorySegment(Simd.I, m, sl + stride, Simd.LE).lanewise(VectorOperators.LSHL, up);
+            IntVector s2 = IntVector.fromMemorySegment(Simd.I, m, sl + 2 * stride, Simd.LE).lanewise(VectorOperators.LSHL, up);
+            IntVector s3 = IntVector.fromMemorySegment(Simd.I, m, sl + 3 * stride, Simd.LE).lanewise(VectorOperators.LSHL, up);
             int xo = 32 * b;
             FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0, c0 = a0, c1 = a0, c2 = a0, c3 = a0, e0 = a0, e1 = a0, e2 = a0, e3 = a0;
             for (int k = 0; k < 32; k += 4) {
@@ -184,12 +229,12 @@ final class InterleavedQ8_0 {
                 e3 = w.fma(xb, e3);
             }
             FloatVector dx = FloatVector.broadcast(Simd.F, d[b]);
-            a0.add(a1).add(a2.add(a3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * b).mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
-            b0.add(b1).add(b2.add(b3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS))
+            a0.add(a1).add(a2.add(a3)).fma(s0.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
+            b0.add(b1).add(b2.add(b3)).fma(s1.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS))
                     .intoArray(out, o + ROWS);
-            c0.add(c1).add(c2.add(c3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (2 * nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS))
+            c0.add(c1).add(c2.add(c3)).fma(s2.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS))
                     .intoArray(out, o + 2 * ROWS);
-            e0.add(e1).add(e2.add(e3)).fma(FloatVector.fromArray(Simd.F, scales, 16 * (3 * nb + b)).mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS))
+            e0.add(e1).add(e2.add(e3)).fma(s3.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS))
                     .intoArray(out, o + 3 * ROWS);
         }
     }

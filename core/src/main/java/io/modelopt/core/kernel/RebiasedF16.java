@@ -98,6 +98,31 @@ final class RebiasedF16 {
     }
 
     /**
+     * Whether every block scale (the half that starts each block) of rows {@code [r0, r1)} of a
+     * Q4_0 or Q8_0 matrix has a code: the repacked copies ({@link InterleavedQ4_0},
+     * {@link InterleavedQ8_0}) keep their scales in this format. Checked before a copy is allocated.
+     */
+    static boolean scalesRepresentable(WeightMatrix w, int r0, int r1) {
+        MemorySegment src = w.data();
+        int nb = w.cols() / 32;
+        long blockBytes = w.type().bytesFor(32);
+        for (int r = r0; r < r1; r++) {
+            long row = r * w.rowBytes();
+            for (int b = 0; b < nb; b++) {
+                if (encode(src.get(WeightData.SHORT, row + b * blockBytes)) < 0) return false;
+            }
+        }
+        return true;
+    }
+
+    /** The code of block scale {@code h} of a matrix that passed {@link #scalesRepresentable}. */
+    static short scaleCode(WeightMatrix w, short h) {
+        int code = encode(h);
+        if (code < 0) throw new IllegalStateException(w + ": a block scale (half 0x" + Integer.toHexString(h & 0xFFFF) + ") has no re-encoded form");
+        return (short) code;
+    }
+
+    /**
      * Re-encodes rows {@code [r0, r1)} of an F16 matrix into {@code dst} (the whole copy is
      * {@code rows · cols · 2} bytes); the rows must be {@link #representable}.
      */

@@ -90,7 +90,7 @@ public final class WeightMatrix {
 
     /**
      * Whether {@link #repacked} would make a copy: Q4_0 or Q8_0 with at least one whole group of
-     * rows, or F16 (F16 and Q4_0 {@link #repacked} may still leave in place, see {@link RebiasedF16}).
+     * rows, or F16 ({@link #repacked} may still leave any of them in place, see {@link RebiasedF16}).
      */
     public boolean canRepack() {
         if (packed != null || cols % 32 != 0) return false;
@@ -109,8 +109,8 @@ public final class WeightMatrix {
      * ({@link RebiasedF16}). The Vector API kernels then read the copy, for decode and for the
      * prefill GEMM's panels; the scalar kernels, the rows after the last whole group and
      * {@link #dequantizeRow} keep reading the tensor. Returns {@code this} when {@link #canRepack()}
-     * is false, or for an F16 matrix holding a weight, or a Q4_0 matrix holding a block scale, that
-     * the re-encoding cannot represent ({@code |w| ≥ 128}, infinite or NaN; checked before
+     * is false, or for an F16 matrix holding a weight, or a Q4_0/Q8_0 matrix holding a block scale,
+     * that the re-encoding cannot represent ({@code |w| ≥ 128}, infinite or NaN; checked before
      * anything is allocated).
      */
     public WeightMatrix repacked(Arena arena) {
@@ -137,18 +137,16 @@ public final class WeightMatrix {
         if (!canRepack()) return this;
         GgmlType type = tensor.type();
         int groups = rows / packedGroupRows();
-        if (type == GgmlType.F16 || type == GgmlType.Q4_0) {
-            // both store halves as RebiasedF16 codes (F16 its weights, Q4_0 its block scales)
-            boolean[] unrepresentable = {false}; // written by the pool's threads, read after its join
-            int checked = type == GgmlType.F16 ? rows : groups * packedGroupRows();
-            ComputePool.RangeTask check = (r0, r1, worker) -> {
-                boolean ok = type == GgmlType.F16 ? RebiasedF16.representable(this, r0, r1) : InterleavedQ4_0.representable(this, r0, r1);
-                if (!ok) unrepresentable[0] = true;
-            };
-            if (pool == null) check.run(0, checked, 0);
-            else pool.parallelFor(checked, check);
-            if (unrepresentable[0]) return this;
-        }
+        // every copy stores halves as RebiasedF16 codes (F16 its weights, Q4_0 and Q8_0 their block scales)
+        boolean[] unrepresentable = {false}; // written by the pool's threads, read after its join
+        int checked = type == GgmlType.F16 ? rows : groups * packedGroupRows();
+        ComputePool.RangeTask check = (r0, r1, worker) -> {
+            boolean ok = type == GgmlType.F16 ? RebiasedF16.representable(this, r0, r1) : RebiasedF16.scalesRepresentable(this, r0, r1);
+            if (!ok) unrepresentable[0] = true;
+        };
+        if (pool == null) check.run(0, checked, 0);
+        else pool.parallelFor(checked, check);
+        if (unrepresentable[0]) return this;
         MemorySegment dst = allocator.allocate(repackBytes(), REPACK_ALIGNMENT);
         ComputePool.RangeTask fill = (g0, g1, worker) -> {
             switch (type) {

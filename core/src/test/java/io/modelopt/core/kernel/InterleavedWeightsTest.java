@@ -210,17 +210,18 @@ class InterleavedWeightsTest {
                 org.junit.jupiter.api.Assertions.assertArrayEquals(java.util.Arrays.copyOf(pair, rows), single, 0f, type + " " + rows + "x" + cols);
             }
         }
-        // a NaN scale in the second group of a pass reaches that row only (Q4_0 keeps such a matrix in place)
+        // a NaN scale reaches its row only (such a matrix is read in place: the copy's scale codes cannot hold it)
         int rows = 4 * groupRows, bad = groupRows + 5;
         WeightMatrix plain = MatMulTest.matrix(type, rows, 96, 1400);
         plain.tensor().data().set(ValueLayout.JAVA_SHORT_UNALIGNED, bad * plain.rowBytes() + type.bytesFor(64), (short) 0x7E00);
         WeightMatrix w = plain.repacked(arena);
-        assertEquals(type == GgmlType.Q8_0, w.isRepacked());
+        assertFalse(w.isRepacked());
         float[] out = new float[rows];
         MatMul.matmul(KernelMode.VECTOR, pool1, w, MatMulTest.activations(96, 1401), 0, 96, 1, out, 0, rows);
         for (int r = 0; r < rows; r++) assertEquals(r == bad, Float.isNaN(out[r]), type + " row " + r);
         // a NaN activation reaches every row of the one-token kernel
         WeightMatrix good = MatMulTest.matrix(type, rows, 96, 1402).repacked(arena);
+        assertTrue(good.isRepacked());
         float[] x = MatMulTest.activations(96, 1403);
         x[70] = Float.NaN;
         MatMul.matmul(KernelMode.VECTOR, pool2, good, x, 0, 96, 1, out, 0, rows);
@@ -228,22 +229,38 @@ class InterleavedWeightsTest {
     }
 
     /**
-     * The Q4_0 copy holds its block scales as {@link RebiasedF16} codes, which the one-token kernel
-     * decodes to {@code d · 2^-102} and multiplies by the activation scale times {@code 2^102}, and
-     * the few-token path decodes to exact floats: scales at the edges of the code (signed zeros,
-     * the smallest and largest subnormal halves, the smallest normal, ±127.94) give the same bits
-     * both ways and the float64 reference, with activation scales from subnormal halves to
-     * infinite (activations of 1e-9 to 2e7); a scale outside the code leaves the matrix in place.
+     * The Q4_0 and Q8_0 copies hold their block scales as {@link RebiasedF16} codes, which the
+     * one-token kernels decode to {@code d · 2^-102} and multiply by the activation scale times
+     * {@code 2^102}, and the few-token path decodes to exact floats: scales at the edges of the
+     * code (signed zeros, the smallest and largest subnormal halves, the smallest normal, ±127.94)
+     * give the same bits both ways and the float64 reference, with activation scales from
+     * subnormal halves to infinite (activations of 1e-9 to 2e7), for an even and an odd number of
+     * blocks (Q8_0 keeps two blocks' scales per line); a scale outside the code leaves the matrix in place.
      */
-    @Test
-    void q4_0ScaleCodesAreExact() {
-        int rows = 5 * InterleavedQ4_0.ROWS + 3, cols = 160, nb = cols / 32;
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    void scaleCodesAreExact(GgmlType type) {
+        int groupRows = type == GgmlType.Q4_0 ? InterleavedQ4_0.ROWS : InterleavedQ8_0.ROWS;
+        for (int cols : new int[]{160, 192}) {
+            scaleCodesAreExact(type, 5 * groupRows + 3, cols);
+        }
+        for (short bad : new short[]{Float.floatToFloat16(128f), Float.floatToFloat16(-60000f), (short) 0x7C00, (short) 0xFE00}) {
+            WeightMatrix m = MatMulTest.matrix(type, 2 * groupRows, 64, 1510);
+            m.tensor().data().set(ValueLayout.JAVA_SHORT_UNALIGNED, (2L * groupRows - 1) * m.rowBytes() + type.bytesFor(32), bad); // the very last scale
+            assertTrue(m.canRepack());
+            assertSame(m, m.repacked(arena), "half 0x" + Integer.toHexString(bad & 0xFFFF));
+            assertSame(m, m.repacked(arena, pool3));
+        }
+    }
+
+    private void scaleCodesAreExact(GgmlType type, int rows, int cols) {
+        int nb = cols / 32;
         short[] edges = {0x0000, (short) 0x8000, 0x0001, (short) 0x8001, 0x03FF, 0x0400, 0x57FF, (short) 0xD7FF, 0x3C00, (short) 0xB555};
-        WeightMatrix plain = MatMulTest.matrix(GgmlType.Q4_0, rows, cols, 1500);
+        WeightMatrix plain = MatMulTest.matrix(type, rows, cols, 1500 + cols);
         MemorySegment data = plain.tensor().data();
         for (int r = 0; r < rows; r++) {
             for (int b = 0; b < nb; b++) {
-                if ((r + b) % 3 == 0) data.set(ValueLayout.JAVA_SHORT_UNALIGNED, r * plain.rowBytes() + (long) b * 18, edges[(7 * r + b) % edges.length]);
+                if ((r + b) % 3 == 0) data.set(ValueLayout.JAVA_SHORT_UNALIGNED, r * plain.rowBytes() + type.bytesFor(32L * b), edges[(7 * r + b) % edges.length]);
             }
         }
         WeightMatrix w = plain.repacked(arena, pool2);
@@ -256,23 +273,17 @@ class InterleavedWeightsTest {
             float[] one = new float[rows], two = new float[2 * rows];
             MatMul.matmul(KernelMode.VECTOR, pool2, w, x, 0, cols, 1, one, 0, rows);
             MatMul.matmul(KernelMode.VECTOR, pool3, w, x, 0, cols, 2, two, 0, rows);
-            org.junit.jupiter.api.Assertions.assertArrayEquals(java.util.Arrays.copyOf(two, rows), one, 0f, "amplitude " + amplitude);
+            String where = type + " " + rows + "x" + cols + " amplitude " + amplitude;
+            org.junit.jupiter.api.Assertions.assertArrayEquals(java.util.Arrays.copyOf(two, rows), one, 0f, where);
             if (amplitude > 1e6f) {
                 // the activation scale rounds to an infinite half, as in ggml: no finite result
-                for (int r = 0; r < rows; r++) assertFalse(Float.isFinite(one[r]), "row " + r);
+                for (int r = 0; r < rows; r++) assertFalse(Float.isFinite(one[r]), where + " row " + r);
                 continue;
             }
             double[][] ref = MatMulTest.reference(plain, x, 0, cols, 1);
             for (int r = 0; r < rows; r++) {
-                assertEquals(ref[0][r], one[r], MatMulTest.ACCUMULATION_TOLERANCE * ref[1][r] + 1e-40, "amplitude " + amplitude + " row " + r);
+                assertEquals(ref[0][r], one[r], MatMulTest.ACCUMULATION_TOLERANCE * ref[1][r] + 1e-40, where + " row " + r);
             }
-        }
-        for (short bad : new short[]{Float.floatToFloat16(128f), Float.floatToFloat16(-60000f), (short) 0x7C00, (short) 0xFE00}) {
-            WeightMatrix m = MatMulTest.matrix(GgmlType.Q4_0, 2 * InterleavedQ4_0.ROWS, 64, 1510);
-            m.tensor().data().set(ValueLayout.JAVA_SHORT_UNALIGNED, (2L * InterleavedQ4_0.ROWS - 1) * m.rowBytes() + 18, bad); // the very last scale
-            assertTrue(m.canRepack());
-            assertSame(m, m.repacked(arena), "half 0x" + Integer.toHexString(bad & 0xFFFF));
-            assertSame(m, m.repacked(arena, pool3));
         }
     }
 
