@@ -34,7 +34,10 @@ public final class ComputePool implements AutoCloseable {
     // The current job; written by the caller before the generation bump, read by workers after it.
     private RangeTask task;
     private int n;
-    /** Dynamic calls: pieces of this many indices are taken from {@link #next}; 0 for a static split. */
+    /**
+     * Dynamic calls: pieces of this many indices are taken from {@link #next}; 0 for a static split;
+     * {@code -p} for guided pieces, multiples of {@code p} ({@link #parallelForGuided}).
+     */
     private int piece;
     private final AtomicInteger next = new AtomicInteger();
     private volatile int generation;
@@ -79,6 +82,18 @@ public final class ComputePool implements AutoCloseable {
         parallelFor(n, piece, task);
     }
 
+    /**
+     * As {@link #parallelForDynamic}, but each piece is a share of what is left: a
+     * {@code 1/(2·threads)} of the remaining indices, rounded down to a multiple of {@code piece}
+     * and at least {@code piece} (the last may end at {@code n}). Large pieces first keep the
+     * counter quiet; small ones last let the threads finish together. Pieces start at multiples
+     * of {@code piece}.
+     */
+    public void parallelForGuided(int n, int piece, RangeTask task) {
+        if (piece < 1) throw new IllegalArgumentException("piece must be >= 1, got " + piece);
+        parallelFor(n, -piece, task);
+    }
+
     private void parallelFor(int n, int piece, RangeTask task) {
         if (n < 0) throw new IllegalArgumentException("n must be >= 0, got " + n);
         if (n == 0) return;
@@ -113,7 +128,7 @@ public final class ComputePool implements AutoCloseable {
         }
         Throwable own = null;
         try {
-            if (piece > 0) runPieces(0);
+            if (piece != 0) runPieces(0);
             else {
                 int end = chunkStart(n, threads, 1);
                 if (end > 0) task.run(0, end, 0);
@@ -144,7 +159,15 @@ public final class ComputePool implements AutoCloseable {
     /** Takes pieces of the current dynamic call until the counter passes n. */
     private void runPieces(int worker) {
         int s;
-        while ((s = next.getAndAdd(piece)) < n) task.run(s, Math.min(n, s + piece), worker);
+        if (piece > 0) {
+            while ((s = next.getAndAdd(piece)) < n) task.run(s, Math.min(n, s + piece), worker);
+            return;
+        }
+        int unit = -piece, share = 2 * threads;
+        while ((s = next.get()) < n) {
+            int take = Math.max(unit, (n - s) / share / unit * unit);
+            if (next.compareAndSet(s, s + take)) task.run(s, Math.min(n, s + take), worker);
+        }
     }
 
     /** Stops the worker threads; later {@link #parallelFor} calls fail. Idempotent. */
@@ -195,7 +218,7 @@ public final class ComputePool implements AutoCloseable {
                 if (g == seen) return; // closed
                 seen = g;
                 try {
-                    if (piece > 0) runPieces(index);
+                    if (piece != 0) runPieces(index);
                     else {
                         int start = chunkStart(n, threads, index), end = chunkStart(n, threads, index + 1);
                         if (start < end) task.run(start, end, index);

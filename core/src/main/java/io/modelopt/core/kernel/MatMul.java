@@ -14,7 +14,8 @@ import io.modelopt.core.tensor.GgmlType;
  * activations live in per-thread scratch that is reused, so a steady-state call allocates
  * nothing. A block of activations holding a NaN or an infinity makes that token's outputs NaN.
  *
- * <p>Rows are handed to the pool's threads in pieces taken from a shared counter. The vector or
+ * <p>Rows are handed to the pool's threads in pieces taken from a shared counter, large first
+ * and small last ({@link ComputePool#parallelForGuided}). The vector or
  * scalar kernels are chosen by {@link KernelMode#DEFAULT} unless a mode is given. With the vector
  * kernels, calls of 16 tokens or more (prefill; {@code -Dmodelopt.gemm.minTokens}) take the
  * register-blocked {@link Gemm} path over decoded weights; fewer tokens use the per-format dot
@@ -112,14 +113,14 @@ public final class MatMul {
                 if (nTokens >= 2 * pool.threads()) pool.parallelFor(nTokens, call.quantizeTask);
                 else call.activations.quantize(0, nTokens);
             }
-            // dynamic pieces (about 8 per thread) so that the thread that also does the caller's serial work does not hold up the call
+            // Guided pieces: a thread slowed by the caller's serial work, the OS or memory does not
+            // hold up the call, and the last pieces are small, so both threads finish together. (Fixed
+            // pieces of 1/16 of the rows left one thread waiting up to a piece at the end of each
+            // call, e.g. ~40 µs of tiny1b's fused gate/up; guided: decode 1–10% faster, alternating
+            // runs, docs/PERFORMANCE.md.) A repacked matrix's pieces are whole passes of its kernel.
             int units = call.units();
-            int piece = Math.max(1, units / (8 * pool.threads()));
-            if (packed) {
-                int pass = passGroups(w0.type(), gemm, nTokens); // pieces of whole passes
-                piece = (piece + pass - 1) / pass * pass;
-            }
-            pool.parallelForDynamic(units, piece, call.rowTask);
+            int piece = packed ? passGroups(w0.type(), gemm, nTokens) : Math.max(1, units / (32 * pool.threads()));
+            pool.parallelForGuided(units, piece, call.rowTask);
         } finally {
             call.clear();
         }

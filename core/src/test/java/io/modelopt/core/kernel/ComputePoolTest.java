@@ -42,6 +42,34 @@ class ComputePoolTest {
         }
     }
 
+    /** Guided pieces: every index once, each piece starting at a multiple of the unit, shrinking, at least a unit but for the last. */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 5})
+    void guidedPiecesCoverEveryIndexOnceLargeFirst(int threads) {
+        try (ComputePool pool = new ComputePool(threads)) {
+            for (int unit : new int[]{1, 4, 7}) {
+                for (int n : new int[]{1, 3, 4, 29, 64, 352, 1000}) {
+                    AtomicIntegerArray hits = new AtomicIntegerArray(n);
+                    java.util.List<int[]> pieces = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+                    pool.parallelForGuided(n, unit, (start, end, worker) -> {
+                        pieces.add(new int[]{start, end});
+                        for (int i = start; i < end; i++) hits.incrementAndGet(i);
+                    });
+                    for (int i = 0; i < n; i++) assertEquals(1, hits.get(i), "index " + i + " of " + n + ", unit " + unit);
+                    pieces.sort(java.util.Comparator.comparingInt(p -> p[0]));
+                    for (int k = 0; k < pieces.size(); k++) {
+                        int[] p = pieces.get(k);
+                        String where = "piece " + p[0] + ".." + p[1] + " of " + n + ", unit " + unit;
+                        assertEquals(0, p[0] % unit, where);
+                        if (p[1] < n) assertTrue(p[1] - p[0] >= unit && (p[1] - p[0]) % unit == 0, where);
+                        if (k > 0 && p[1] < n) assertTrue(p[1] - p[0] <= pieces.get(k - 1)[1] - pieces.get(k - 1)[0], "shrinking: " + where);
+                    }
+                }
+            }
+            assertThrows(IllegalArgumentException.class, () -> pool.parallelForGuided(5, 0, (s, e, w) -> { }));
+        }
+    }
+
     @Test
     void callerTakesChunkZeroAndWorkersAreNamedDaemons() {
         try (ComputePool pool = new ComputePool(3)) {
