@@ -165,18 +165,10 @@ final class Activations {
             }
         }
         if (packedQ4) {
+            // y_k = x_k - 16·x_(k-1) over each lane's nibbles (InterleavedQ4_0, "Arithmetic"); vector only, as is the kernel
             for (int t = t0; t < t1; t++) {
                 for (int b = 0; b < blocks; b++) {
-                    int j0 = t * cols + 32 * b, sum = 0;
-                    for (int j = j0; j < j0 + 32; j++) sum += (int) q[j];
-                    q4Neg8[t * blocks + b] = (-8 * sum) & 0xFFFF;
-                    for (int pair = 0; pair < 4; pair++) {
-                        // y_k = x_k - 16·x_(k-1) over the lane's nibbles k = 0..7 (InterleavedQ4_0, "Arithmetic")
-                        for (int j = 0; j < 4; j++) {
-                            int lo = multiplier(j0, pair, j), hi = multiplier(j0, pair, j + 4);
-                            q4Multipliers[t * cols / 2 + 16 * b + 4 * pair + j] = (lo & 0xFFFF) | hi << 16;
-                        }
-                    }
+                    q4Neg8[t * blocks + b] = InterleavedQ4_0.multipliers(q, t * cols + 32 * b, q4Multipliers, t * cols / 2 + 16 * b);
                 }
             }
         }
@@ -187,12 +179,6 @@ final class Activations {
     /** Fills {@link #f16Scaled} from token 0 and records whether every value scaled exactly. */
     private void scaleForF16() {
         f16ScaledExact = RebiasedF16.permuteActivations(x, xOff, cols, f16Scaled);
-    }
-
-    /** {@code y_k} of nibble {@code k} of line pair {@code pair} of the block whose quants start at {@code q[j0]}. */
-    private int multiplier(int j0, int pair, int k) {
-        int x = (int) q[j0 + InterleavedQ4_0.column(pair, k)];
-        return k == 0 ? x : x - 16 * (int) q[j0 + InterleavedQ4_0.column(pair, k - 1)];
     }
 
     /** Where token {@code t} of column {@code k} is in {@link #xt}. */

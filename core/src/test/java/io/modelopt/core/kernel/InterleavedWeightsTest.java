@@ -229,6 +229,40 @@ class InterleavedWeightsTest {
     }
 
     /**
+     * The vector gather of the Q4_0 kernel's multipliers against the definition, written out per
+     * nibble: {@code y_0 = x_0}, {@code y_k = x_k - 16·x_(k-1)}, {@code x_k = q[column(s, k)]}, over
+     * blocks of random and extreme quants (±127, -128 and zeros).
+     */
+    @Test
+    void q4MultipliersMatchTheirDefinition() {
+        java.util.Random random = new java.util.Random(77);
+        for (int round = 0; round < 200; round++) {
+            float[] q = new float[40];
+            for (int i = 0; i < q.length; i++) {
+                q[i] = switch (round % 4) {
+                    case 0 -> random.nextInt(255) - 127;
+                    case 1 -> random.nextBoolean() ? 127 : -127;
+                    case 2 -> random.nextBoolean() ? -128 : 0;
+                    default -> random.nextInt(3) - 1;
+                };
+            }
+            int j0 = round % 9;
+            int[] y = new int[20];
+            int neg8 = InterleavedQ4_0.multipliers(q, j0, y, 3);
+            int sum = 0;
+            for (int i = j0; i < j0 + 32; i++) sum += (int) q[i];
+            assertEquals((-8 * sum) & 0xFFFF, neg8, "round " + round);
+            for (int s = 0; s < 4; s++) {
+                for (int j = 0; j < 4; j++) {
+                    int lo = (int) q[j0 + InterleavedQ4_0.column(s, j)] - (j == 0 ? 0 : 16 * (int) q[j0 + InterleavedQ4_0.column(s, j - 1)]);
+                    int hi = (int) q[j0 + InterleavedQ4_0.column(s, j + 4)] - 16 * (int) q[j0 + InterleavedQ4_0.column(s, j + 3)];
+                    assertEquals((lo & 0xFFFF) | hi << 16, y[3 + 4 * s + j], "round " + round + " line " + s + " view " + j);
+                }
+            }
+        }
+    }
+
+    /**
      * The Q4_0 and Q8_0 copies hold their block scales as {@link RebiasedF16} codes, which the
      * one-token kernels decode to {@code d · 2^-102} and multiply by the activation scale times
      * {@code 2^102}, and the few-token path decodes to exact floats: scales at the edges of the
