@@ -191,7 +191,8 @@ public final class MatMul {
                 int split = Math.min(r1, w.packedRows()), nb = w.cols() / 32;
                 if (r0 < split) {
                     float[] sc = scales[worker];
-                    int need = passGroups(w.type(), gemm, activations.nTokens) * nb * grain; // the scales of one pass's groups
+                    // one group's scales as floats, for the prefill GEMM and the few-token path (the one-token kernels decode theirs in the block loop)
+                    int need = nb * grain;
                     if (sc == null || sc.length < need) sc = scales[worker] = new float[need];
                     if (gemm) {
                         float[] panel = panels[worker] = Gemm.packedPanel(panels[worker], grain, w.cols());
