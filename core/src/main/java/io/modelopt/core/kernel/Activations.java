@@ -44,15 +44,6 @@ final class Activations {
     boolean packedQ4;
     int[] q4Multipliers = new int[0];
     int[] q4Neg8 = new int[0];
-    /**
-     * With {@link Kind#Q8_0}: {@code dScaled[t*blocks + b] = d[t*blocks + b] · 2^102}, for the
-     * repacked Q4_0 and Q8_0 kernels' weight scales, which they decode from {@link RebiasedF16}
-     * codes as {@code dw · 2^-102}. Exact and finite for a finite {@code d}: {@code d} is a half
-     * (at most 65504), and a power-of-two scaling of a half is a normal float; so
-     * {@code (dw · 2^-102) · (d · 2^102)} rounds the same real number as {@code dw · d} (an
-     * infinite or NaN {@code d} stays so).
-     */
-    float[] dScaled = new float[0];
 
     /**
      * For the one-token kernel of re-encoded F16 weights ({@link RebiasedF16}), with {@link Kind#F32}
@@ -131,7 +122,6 @@ final class Activations {
             q4Multipliers = grow(q4Multipliers, nTokens * cols / 2);
             q4Neg8 = grow(q4Neg8, nTokens * blocks);
         }
-        if (kind == Kind.Q8_0) dScaled = grow(dScaled, nTokens * blocks);
         if (transposed) {
             tPad = (nTokens + Gemm.TOKEN_GRAIN - 1) / Gemm.TOKEN_GRAIN * Gemm.TOKEN_GRAIN;
             xt = grow(xt, cols * tPad);
@@ -150,7 +140,6 @@ final class Activations {
                 case Q8_0 -> {
                     if (vector) Q8_0Vector.quantizeActivations(x, src, cols, q, t * cols, d, t * blocks);
                     else Q8_0.quantizeActivations(x, src, cols, q, t * cols, d, t * blocks);
-                    for (int b = t * blocks; b < (t + 1) * blocks; b++) dScaled[b] = d[b] * RebiasedF16.ACTIVATION_SCALE;
                 }
                 case Q8_1 -> {
                     Q8_0.quantizeActivations(x, src, cols, q, t * cols, d, t * blocks);

@@ -49,8 +49,10 @@ import jdk.incubator.vector.VectorOperators;
  *
  * <p><b>Scales.</b> The one-token kernel reads each block's scale line beside its quants and
  * decodes it as {@link RebiasedF16} does, to {@code dw · 2^-102}, which it multiplies by the
- * activation scale times {@code 2^102} ({@link Activations#dScaled}): the same float as
- * {@code dw · dx}, exactly. It used to widen a whole group's scales into a float array before its
+ * activation scale times {@code 2^102}: the same float as {@code dw · dx}, exactly, because
+ * {@code dx} is a half (at most 65504), so {@code dx · 2^102} is a finite, exact float, and
+ * {@code (dw · 2^-102) · (dx · 2^102)} rounds the same real number as {@code dw · dx} (an infinite
+ * or NaN {@code dx} stays so). It used to widen a whole group's scales into a float array before its
  * blocks (the file's halves, a plain {@code float16ToFloat} loop): a separate pass whose reads of
  * the scales did not overlap any arithmetic, 15% of a decode step's samples (JMH one token, two
  * threads, 1 GiB: reading the lines in the loop measured 3–7% faster, docs/PERFORMANCE.md).
@@ -210,19 +212,13 @@ final class InterleavedQ4_0 {
 
     /** Group {@code g}'s scales as floats: row {@code r} of block {@code b} at {@code scales[32b + r]} ({@code nb · 32} of them). */
     static void scales(MemorySegment m, int g, int nb, float[] scales) {
-        scales(m, g, nb, scales, 0);
-    }
-
-    /** The same, into the {@code slot}-th group's place of a pass: {@code scales[slot·nb·ROWS ..]}. */
-    private static void scales(MemorySegment m, int g, int nb, float[] scales, int slot) {
         long base = (long) g * nb * RECORD;
-        int o = slot * nb * ROWS;
         for (int b = 0; b < nb; b++) {
             IntVector v = IntVector.fromMemorySegment(Simd.I, m, base + (long) b * SCALES, Simd.LE);
             v.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
-                    .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, o + 32 * b);
+                    .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, 32 * b);
             v.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
-                    .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, o + 32 * b + 16);
+                    .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, 32 * b + 16);
         }
     }
 
@@ -244,7 +240,7 @@ final class InterleavedQ4_0 {
      */
     private static void groupQuad(MemorySegment m, long base, int nb, Activations a, float[] out, int o) {
         int[] y = a.q4Multipliers, neg8 = a.q4Neg8;
-        float[] d = a.dScaled;
+        float[] d = a.d;
         long stride = (long) nb * RECORD; // from one group to the next
         long q0 = quants(base, nb);
         java.util.Arrays.fill(out, o, o + 4 * ROWS, 0f);
@@ -305,7 +301,7 @@ final class InterleavedQ4_0 {
                 a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
                 a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
             }
-            FloatVector dx = FloatVector.broadcast(Simd.F, d[b]);
+            FloatVector dx = FloatVector.broadcast(Simd.F, d[b] * RebiasedF16.ACTIVATION_SCALE); // see "Scales"
             IntVector t = a0.reinterpretAsInts();
             FloatVector r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
             r.fma(s0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);

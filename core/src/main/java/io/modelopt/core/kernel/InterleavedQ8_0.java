@@ -22,7 +22,7 @@ import jdk.incubator.vector.VectorOperators;
  *
  * <p><b>Scales.</b> The one-token kernel decodes a block's 16 scales from their line in registers,
  * as {@link InterleavedQ4_0} does: {@code dw · 2^-102} times the activation scale times
- * {@code 2^102} ({@link Activations#dScaled}) is exactly {@code dw · dx}. A group's scales used to
+ * {@code 2^102} is exactly {@code dw · dx} (why: {@link InterleavedQ4_0}, "Scales"). A group's scales used to
  * be widened into a float array in a pass of their own before its blocks (11% of a tiny1b decode
  * step's samples). Read from the stream at the end of each block as floats, in an earlier layout,
  * they had made the record a ninth cache line and put a load from the stream into the row
@@ -98,20 +98,14 @@ final class InterleavedQ8_0 {
 
     /** Group {@code g}'s scales as floats: row {@code r} of block {@code b} at {@code scales[16b + r]} ({@code nb · 16} of them). */
     static void scales(MemorySegment m, int g, int nb, float[] scales) {
-        scales(m, g, nb, scales, 0);
-    }
-
-    /** The same, into the {@code slot}-th group's place of a pass: {@code scales[slot·nb·ROWS ..]}. */
-    private static void scales(MemorySegment m, int g, int nb, float[] scales, int slot) {
         long base = g * groupBytes(nb);
-        int o = slot * nb * ROWS;
         for (int b = 0; b < nb; b += 2) {
             IntVector v = IntVector.fromMemorySegment(Simd.I, m, base + 32L * b, Simd.LE);
             v.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
-                    .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, o + 16 * b);
+                    .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, 16 * b);
             if (b + 1 < nb) {
                 v.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
-                        .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, o + 16 * b + 16);
+                        .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, 16 * b + 16);
             }
         }
     }
@@ -170,7 +164,7 @@ final class InterleavedQ8_0 {
      * before ({@link InterleavedQ4_0}).
      */
     private static void groupQuad(MemorySegment m, long base, int nb, Activations a, float[] out, int o) {
-        float[] x = a.q, d = a.dScaled;
+        float[] x = a.q, d = a.d;
         long stride = groupBytes(nb); // from one group to the next
         long q0 = quants(base, nb);
         // the row sums go through out, not through vectors carried around the block loop (see the method comment)
@@ -228,7 +222,7 @@ final class InterleavedQ8_0 {
                 w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 3 * stride + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
                 e3 = w.fma(xb, e3);
             }
-            FloatVector dx = FloatVector.broadcast(Simd.F, d[b]);
+            FloatVector dx = FloatVector.broadcast(Simd.F, d[b] * RebiasedF16.ACTIVATION_SCALE); // matches the decoded scales
             a0.add(a1).add(a2.add(a3)).fma(s0.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
             b0.add(b1).add(b2.add(b3)).fma(s1.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS))
                     .intoArray(out, o + ROWS);
