@@ -133,6 +133,18 @@ class FixtureModelsTest {
      * {@code |w|·amax/127}, up to ~0.1 here. So every top-5 logit must be within
      * {@link #QUANT_TOP5_ABS}, and at least {@link #QUANT_TIGHT_CASES} of the 18 (file, prompt) cases
      * within {@link #QUANT_TOP5_TIGHT} (a systematic error would leave none that close).
+     *
+     * <p>llama.cpp is no closer to itself across CPUs. The references were taken on an AMD EPYC
+     * (AVX-512, no AMX). The same commit built with {@code GGML_NATIVE} on the development VM (an
+     * Intel Xeon with AMX), through a small program that reproduces the reference run (F32 KV
+     * cache, one thread, the prompt in one batch), gives 13 of the 18 cases within 2e-3: its AMX
+     * kernels, chosen at load for Q8_0 and the k-quants, sum in another order, and brown-llama q8_0
+     * moves by 5.4e-3 / 7.1e-3 / 4.1e-3, q6_K prompt 3 by 6.1e-3, q4_K_M prompt 3 by 9.0e-3. Built
+     * without AMX ({@code -mno-amx-*}) it reproduces all 18 exactly. Bit-for-bit agreement would mean
+     * copying the summation order of each of ggml's x86 kernels (for Q8_0: eight lane sums per block
+     * and its horizontal-add tree, which in an experiment brought prompts 1 and 2 of brown-llama
+     * q8_0 to 4e-7) and giving up the float GEMM for prompts (whose products are rounded one by one);
+     * docs/ARCHITECTURE.md, "Numerics", has the details.
      */
     private static final double QUANT_TOP5_ABS = 0.15;
     private static final double QUANT_TOP5_TIGHT = 2e-3;
