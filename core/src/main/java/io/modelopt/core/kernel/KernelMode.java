@@ -6,9 +6,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Which implementation the kernels use: the Vector API or the plain scalar loops. Chosen once by
  * the system property {@code modelopt.kernels} ({@code vector}, the default, or {@code scalar}).
- * When the {@code jdk.incubator.vector} module is not in the boot layer (the JVM was started
- * without {@code --add-modules jdk.incubator.vector}) or the CPU's preferred vectors are narrower
- * than the 512 bits the vector kernels are written for, the scalar path is used, with one warning.
+ * The vector kernels run at the CPU's preferred width, 512, 256 or 128 bits ({@link VectorWidth}),
+ * said once in the log. When the {@code jdk.incubator.vector} module is not in the boot layer (the
+ * JVM was started without {@code --add-modules jdk.incubator.vector}) or the CPU's preferred
+ * vectors are narrower than 128 bits, the scalar path is used, with one warning.
  * Tests construct kernels with an explicit mode to check both against the same references.
  */
 public enum KernelMode {
@@ -19,13 +20,6 @@ public enum KernelMode {
 
     /** The process-wide choice. Vector classes are only loaded when this is {@link #VECTOR}. */
     public static final KernelMode DEFAULT = choose();
-
-    /** Loaded only once the Vector API module is known to be present. */
-    private static final class PreferredWidth {
-        static int bits() {
-            return jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.vectorBitSize();
-        }
-    }
 
     /** Whether the Vector API module is present in this JVM. */
     public static boolean vectorApiAvailable() {
@@ -45,13 +39,15 @@ public enum KernelMode {
             LOG.warn("kernels: the Vector API is not available (start the JVM with --add-modules jdk.incubator.vector); using the scalar kernels, which are several times slower");
             return SCALAR;
         }
-        int bits = PreferredWidth.bits();
-        if (bits < 512) {
-            // the vector kernels use 512-bit shapes; on narrower hardware the Vector API runs them
+        int bits = VectorWidth.BITS;
+        if (bits == 0) {
+            // narrower than any shape the kernels are written for: the Vector API would run them
             // in its Java fallback, which boxes every vector and is far slower than the scalar loops
-            LOG.warn("kernels: this CPU's preferred vector size is {} bits and the vector kernels need 512 (AVX-512); using the scalar kernels", bits);
+            LOG.warn("kernels: this CPU's preferred vector size is {} bits, below the {} the vector kernels need; using the scalar kernels",
+                    VectorWidth.preferredBits(), VectorWidth.MIN_BITS);
             return SCALAR;
         }
+        LOG.info("kernels: vector, {}-bit ({} float lanes; CPU prefers {})", bits, bits / 32, VectorWidth.preferredBits());
         return VECTOR;
     }
 }
