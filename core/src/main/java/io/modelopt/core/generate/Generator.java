@@ -4,7 +4,6 @@ import io.modelopt.core.engine.Batch;
 import io.modelopt.core.engine.Logits;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.kv.KvCache;
-import io.modelopt.core.sampling.Sampler;
 import io.modelopt.core.tokenizer.Tokenizer;
 import java.util.Arrays;
 import java.util.Objects;
@@ -31,6 +30,9 @@ import org.slf4j.LoggerFactory;
  * A prompt that fits is run even when P + maxTokens exceeds C: generation then ends after
  * C − P tokens with {@link FinishReason#CONTEXT_FULL} (rather than refusing work that may well
  * end at an EOS long before the limit). Nothing is evicted or shifted.
+ *
+ * <p>What decides the next token and the end (sampling, stop strings, EOS, budget) is a
+ * {@link SequenceState}, the same object a scheduler drives for each of its sequences.
  *
  * <p>The generator owns a one-sequence KV cache of the runner's context length, reused (cleared)
  * by every call; {@link #close()} frees it. The runner stays the caller's. Not thread-safe: one
@@ -110,53 +112,29 @@ public final class Generator implements AutoCloseable {
             log.debug("prompt of {} tokens + {} requested exceeds context {}: at most {} tokens, then CONTEXT_FULL", p, options.maxTokens(), contextLength, budget);
         }
 
-        Sampler sampler = new Sampler(options.sampling(), vocabSize);
-        sampler.acceptAll(prompt); // llama.cpp lets the repetition penalty see the prompt too
-        StreamingDecoder decoder = new StreamingDecoder(tokenizer, !hasText(prompt));
-        StopStringFilter stops = new StopStringFilter(options.stopStrings());
-        StringBuilder text = new StringBuilder();
+        SequenceState state = new SequenceState(prompt, options, tokenizer, eosIds, vocabSize, contextLength);
 
         cache.clear(SEQ);
         long prefillStart = System.nanoTime();
         Logits logits = prefill(prompt);
         long prefillEnd = System.nanoTime();
-        int token = sampler.sample(logits.buffer(), logits.offset(0));
+        int token = state.sample(logits.buffer(), logits.offset(0));
         long ttft = System.nanoTime() - t0;
 
-        int[] generated = new int[budget];
         long[] decodeNanos = new long[Math.max(0, budget - 1)];
-        int n = 0, steps = 0;
-        FinishReason reason;
-        while (true) {
-            if (isEos(token)) {
-                reason = FinishReason.EOS;
-                break;
-            }
-            generated[n++] = token;
-            sampler.accept(token);
-            String piece = stops.push(decoder.push(token));
-            text.append(piece);
-            listener.onToken(token, piece);
-            if (stops.stopped()) {
-                reason = FinishReason.STOP_STRING;
-                break;
-            }
-            if (n == budget) {
-                reason = n == options.maxTokens() ? FinishReason.MAX_TOKENS : FinishReason.CONTEXT_FULL;
-                break;
-            }
+        int steps = 0;
+        while (state.accept(token, listener)) {
             long stepStart = System.nanoTime();
-            logits = runner.forward(Batch.decodeStep(new int[] {SEQ}, new int[] {token}, new int[] {p + n - 1}), cache);
-            token = sampler.sample(logits.buffer(), logits.offset(0));
+            logits = runner.forward(Batch.decodeStep(new int[] {SEQ}, new int[] {token}, new int[] {state.nextPosition()}), cache);
+            token = state.sample(logits.buffer(), logits.offset(0));
             decodeNanos[steps++] = System.nanoTime() - stepStart;
         }
-        String tail = reason == FinishReason.STOP_STRING ? "" : stops.push(decoder.flush()) + stops.flush();
-        text.append(tail);
-        listener.onFinish(tail, reason);
+        FinishReason reason = state.finishReason();
+        int n = state.generatedCount();
 
         var timings = new GenerationTimings(p, tokenizeNanos, prefillEnd - prefillStart, ttft, Arrays.copyOf(decodeNanos, steps));
         log.debug("generated {} tokens ({}): {}", n, reason, timings);
-        return new GenerationResult(prompt, Arrays.copyOf(generated, n), text.toString(), reason, timings);
+        return new GenerationResult(prompt, state.generated(), state.text(), reason, timings);
     }
 
     /** Runs the prompt through the model, in one batch when it fits the runner's batch size; returns the last token's logits. */
@@ -170,17 +148,6 @@ public final class Generator implements AutoCloseable {
             logits = runner.forward(b.build(), cache);
         }
         return logits;
-    }
-
-    private boolean isEos(int token) {
-        for (int e : eosIds) if (e == token) return true;
-        return false;
-    }
-
-    /** Whether the prompt holds any text (anything but special tokens such as BOS). */
-    private boolean hasText(int[] prompt) {
-        for (int t : prompt) if (!tokenizer.isSpecial(t)) return true;
-        return false;
     }
 
     /** Frees the KV cache; the runner stays open. */
