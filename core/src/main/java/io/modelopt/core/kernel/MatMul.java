@@ -103,7 +103,7 @@ public final class MatMul {
         boolean scaleForF16 = mode == KernelMode.VECTOR && w0.type() == GgmlType.F16 && w0.isRepacked() && !gemm && nTokens == 1;
         int grain = packed ? w0.packedGroupRows() : gemm ? Gemm.ROWS : ROW_GRAIN;
         Call call = CALL.get();
-        call.set(kernel, x, xOffset, xStride, nTokens, w0.cols(), gemm, packed, packed && !gemm && w0.type() == GgmlType.Q4_0, grain, pool.threads(),
+        call.set(kernel, x, xOffset, xStride, nTokens, w0.cols(), gemm, packed, packed && !gemm && w0.repacking().wantsQ4Multipliers(), grain, pool.threads(),
                 mode == KernelMode.VECTOR, scaleForF16);
         call.add(w0, out0, outOffset, outStride);
         if (w1 != null) call.add(w1, out1, 0, w1.rows());
@@ -119,7 +119,7 @@ public final class MatMul {
             // call, e.g. ~40 µs of tiny1b's fused gate/up; guided: decode 1–10% faster, alternating
             // runs, docs/PERFORMANCE.md.) A repacked matrix's pieces are whole passes of its kernel.
             int units = call.units();
-            int piece = packed ? passGroups(w0.type(), gemm, nTokens) : Math.max(1, units / (32 * pool.threads()));
+            int piece = packed ? passGroups(w0, gemm, nTokens) : Math.max(1, units / (32 * pool.threads()));
             pool.parallelForGuided(units, piece, call.rowTask);
         } finally {
             call.clear();
@@ -132,31 +132,15 @@ public final class MatMul {
         }
     }
 
-    /** The kernel for a weight's format. Vector kernels are only loaded in {@link KernelMode#VECTOR}. */
+    /** The kernel for a weight's format ({@link WeightFormat#kernel}). Vector kernels are only loaded in {@link KernelMode#VECTOR}. */
     static FormatKernel kernel(KernelMode mode, WeightMatrix w) {
-        if (mode == KernelMode.VECTOR) return VectorKernels.forType(w.type());
-        return switch (w.type()) {
-            case F32 -> F32Kernel.Scalar.INSTANCE;
-            case F16 -> F16Kernel.Scalar.INSTANCE;
-            case BF16 -> BF16Kernel.Scalar.INSTANCE;
-            case Q8_0 -> Q8_0Kernel.Scalar.INSTANCE;
-            case Q4_0 -> Q4_0Kernel.Scalar.INSTANCE;
-            case Q4_1 -> Q4_1Kernel.Scalar.INSTANCE;
-            case Q5_0 -> Q5_0Kernel.Scalar.INSTANCE;
-            case Q4_K -> Q4_KKernel.Scalar.INSTANCE;
-            case Q5_K -> Q5_KKernel.Scalar.INSTANCE;
-            case Q6_K -> Q6_KKernel.Scalar.INSTANCE;
-            default -> throw new IllegalStateException("unreachable: " + w.type());
-        };
+        return w.format().kernel(mode);
     }
 
-    /**
-     * Row groups a repacked matrix's kernel takes per pass: several for a one-token call
-     * ({@link InterleavedQ8_0#DECODE_GROUPS}, {@link InterleavedQ4_0#DECODE_GROUPS}), one otherwise.
-     */
-    private static int passGroups(GgmlType type, boolean gemm, int nTokens) {
+    /** Row groups a repacked matrix's kernel takes per pass: several for a one-token call ({@link Repacking#decodeGroups}), one otherwise. */
+    private static int passGroups(WeightMatrix w, boolean gemm, int nTokens) {
         if (gemm || nTokens != 1) return 1;
-        return type == GgmlType.Q8_0 ? InterleavedQ8_0.DECODE_GROUPS : InterleavedQ4_0.DECODE_GROUPS;
+        return w.repacking().decodeGroups();
     }
 
     /** One thread's reusable call state: the activation scratch and the two range tasks, so a call allocates nothing. */
@@ -197,10 +181,8 @@ public final class MatMul {
                     if (gemm) {
                         float[] panel = panels[worker] = Gemm.packedPanel(panels[worker], grain, w.cols());
                         Gemm.computePacked(w, activations, r0 / grain, split / grain, out, outOffset, outStride, panel, sc);
-                    } else if (w.type() == GgmlType.Q4_0) {
-                        InterleavedQ4_0.compute(w.packed(), nb, activations, r0 / grain, split / grain, out, outOffset, outStride, sc);
                     } else {
-                        InterleavedQ8_0.compute(w.packed(), nb, activations, r0 / grain, split / grain, out, outOffset, outStride, sc);
+                        w.repacking().compute(w.packed(), nb, activations, r0 / grain, split / grain, out, outOffset, outStride, sc);
                     }
                 }
                 int tail = Math.max(r0, split);

@@ -1,33 +1,26 @@
 package io.modelopt.core.kernel;
 
-import io.modelopt.core.quant.BF16;
-import io.modelopt.core.quant.F16;
-import io.modelopt.core.quant.Q4_0;
-import io.modelopt.core.quant.Q4_1;
-import io.modelopt.core.quant.Q4_K;
-import io.modelopt.core.quant.Q5_0;
-import io.modelopt.core.quant.Q5_K;
-import io.modelopt.core.quant.Q6_K;
-import io.modelopt.core.quant.Q8_0;
 import io.modelopt.core.tensor.GgmlType;
 import io.modelopt.core.tensor.TensorData;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
-import java.util.EnumSet;
-import java.util.Set;
+import java.util.List;
+import java.util.Objects;
 
 /**
  * A 2-D weight ready for {@link MatMul}: {@code rows} output features of {@code cols} inputs each
  * (ggml ne1 = rows, ne0 = cols; a tensor of more dimensions is read as {@code ne1·ne2·…} rows),
- * read in place from the tensor's own bytes (usually the mapped model file), in its own format.
+ * in a registered {@link WeightFormat}, read in place from its tensors' own bytes (usually the
+ * mapped model file). Most formats are one tensor of a ggml type ({@link #of(TensorData)}); a
+ * format may take more ({@link #of(WeightFormat, TensorData, TensorData...)}): e.g. quantized
+ * rows plus a tensor of per-row scales.
  */
 public final class WeightMatrix {
-    /** The weight formats {@link MatMul} has kernels for. */
-    public static final Set<GgmlType> SUPPORTED = EnumSet.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0,
-            GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K);
-
+    private final WeightFormat format;
     private final TensorData tensor;
+    /** The format's further tensors (empty for a one-tensor format). */
+    private final List<TensorData> parts;
     private final MemorySegment data;
     private final int rows, cols;
     private final long rowBytes;
@@ -37,12 +30,10 @@ public final class WeightMatrix {
      */
     private final MemorySegment packed;
 
-    private WeightMatrix(TensorData t) {
-        this(t, null);
-    }
-
-    private WeightMatrix(TensorData t, MemorySegment packed) {
+    private WeightMatrix(WeightFormat format, TensorData t, List<TensorData> parts, MemorySegment packed) {
+        this.format = format;
         this.tensor = t;
+        this.parts = parts;
         this.data = t.data();
         this.packed = packed;
         long c = t.rowLength(), r = t.rows();
@@ -51,22 +42,45 @@ public final class WeightMatrix {
         }
         this.cols = (int) c;
         this.rows = (int) r;
-        this.rowBytes = t.rowBytes();
+        this.rowBytes = format.rowBytes(c);
+        if (rowBytes * r != t.byteSize()) {
+            throw new IllegalArgumentException("tensor " + t.name() + " holds " + t.byteSize() + " bytes, but " + r + " rows of " + c + " " + format
+                    + " weights take " + rowBytes * r);
+        }
     }
 
     /**
-     * Wraps a tensor. Throws {@link UnsupportedOperationException} naming the tensor when its type
-     * has no matmul kernel (see {@link #SUPPORTED}).
+     * Wraps a tensor in the format its ggml type binds to ({@link WeightFormats#forFileType}).
+     * Throws {@link UnsupportedOperationException} naming the tensor when no format takes its type.
      */
     public static WeightMatrix of(TensorData t) {
-        if (!SUPPORTED.contains(t.type())) {
-            throw new UnsupportedOperationException("tensor " + t.name() + ": no matmul kernel for type " + t.type() + " (supported: " + SUPPORTED + ")");
-        }
-        return new WeightMatrix(t);
+        WeightFormat f = WeightFormats.forFileType(t.type()).orElseThrow(() -> new UnsupportedOperationException(
+                "tensor " + t.name() + ": no matmul kernel for type " + t.type() + " (supported: " + WeightFormats.fileTypes() + ")"));
+        return new WeightMatrix(f, t, List.of(), null);
+    }
+
+    /**
+     * A weight of {@code format} whose rows are {@code main}'s (its shape gives rows and columns,
+     * its bytes {@link WeightFormat#rowBytes} per row) and whose other tensors are {@code parts},
+     * which the format's decoder and kernels read ({@link #part}).
+     */
+    public static WeightMatrix of(WeightFormat format, TensorData main, TensorData... parts) {
+        Objects.requireNonNull(format, "format");
+        return new WeightMatrix(format, main, List.of(parts), null);
+    }
+
+    /** The weight's format. */
+    public WeightFormat format() { return format; }
+
+    /** The format's {@code i}-th further tensor (0-based; the main tensor is {@link #tensor()}). */
+    public TensorData part(int i) {
+        if (i < 0 || i >= parts.size()) throw new IndexOutOfBoundsException(format + " weight " + tensor.name() + " has " + parts.size() + " further tensors, not " + (i + 1));
+        return parts.get(i);
     }
 
     public int rows() { return rows; }
     public int cols() { return cols; }
+    /** The ggml type of the main tensor. */
     public GgmlType type() { return tensor.type(); }
     public TensorData tensor() { return tensor; }
 
@@ -76,8 +90,12 @@ public final class WeightMatrix {
     /** Bytes of one row in the tensor's format. */
     public long rowBytes() { return rowBytes; }
 
-    /** Bytes of the weights as stored ({@code rows · rowBytes}). */
-    public long byteSize() { return rowBytes * rows; }
+    /** Bytes of the weights as stored: every tensor of the format. */
+    public long byteSize() {
+        long n = rowBytes * rows;
+        for (TensorData p : parts) n += p.byteSize();
+        return n;
+    }
 
     /** Bytes this matrix holds beyond the tensor's own (a load-time repacked copy); 0: weights are read in place. */
     public long residentBytes() { return packed == null ? 0 : packed.byteSize(); }
@@ -85,21 +103,19 @@ public final class WeightMatrix {
     /** Whether this matrix has a repacked copy ({@link #repacked}). */
     public boolean isRepacked() { return packed != null; }
 
-    /** Whether the copy is a row-interleaved Q4_0/Q8_0 one (read by group kernels), not re-encoded F16 rows. */
-    boolean isInterleaved() { return packed != null && tensor.type() != GgmlType.F16; }
+    /** Whether the copy interleaves rows (read by its layout's group kernels), not re-encoded rows read by the format's kernel. */
+    boolean isInterleaved() { return packed != null && format.repacking().interleaved(); }
+
+    /** The format's repacked layout, or null. */
+    Repacking repacking() { return format.repacking(); }
 
     /**
-     * Whether {@link #repacked} would make a copy: Q4_0 or Q8_0 with at least one whole group of
-     * rows, or F16 ({@link #repacked} may still leave any of them in place, see {@link RebiasedF16}).
+     * Whether {@link #repacked} would make a copy: the format has a repacked layout that applies to
+     * this shape ({@link #repacked} may still leave it in place, see {@link RebiasedF16}).
      */
     public boolean canRepack() {
-        if (packed != null || cols % 32 != 0) return false;
-        return switch (tensor.type()) {
-            case Q4_0 -> rows >= InterleavedQ4_0.ROWS;
-            case Q8_0 -> rows >= InterleavedQ8_0.ROWS;
-            case F16 -> true;
-            default -> false;
-        };
+        Repacking r = format.repacking();
+        return packed == null && r != null && r.applies(rows, cols);
     }
 
     /**
@@ -135,29 +151,21 @@ public final class WeightMatrix {
      */
     public WeightMatrix repacked(SegmentAllocator allocator, ComputePool pool) {
         if (!canRepack()) return this;
-        GgmlType type = tensor.type();
-        int groups = rows / packedGroupRows();
-        // every copy stores halves as RebiasedF16 codes (F16 its weights, Q4_0 and Q8_0 their block scales)
+        Repacking layout = format.repacking();
+        int groups = rows / layout.groupRows();
         boolean[] unrepresentable = {false}; // written by the pool's threads, read after its join
-        int checked = type == GgmlType.F16 ? rows : groups * packedGroupRows();
+        int checked = groups * layout.groupRows();
         ComputePool.RangeTask check = (r0, r1, worker) -> {
-            boolean ok = type == GgmlType.F16 ? RebiasedF16.representable(this, r0, r1) : RebiasedF16.scalesRepresentable(this, r0, r1);
-            if (!ok) unrepresentable[0] = true;
+            if (!layout.representable(this, r0, r1)) unrepresentable[0] = true;
         };
         if (pool == null) check.run(0, checked, 0);
         else pool.parallelFor(checked, check);
         if (unrepresentable[0]) return this;
         MemorySegment dst = allocator.allocate(repackBytes(), REPACK_ALIGNMENT);
-        ComputePool.RangeTask fill = (g0, g1, worker) -> {
-            switch (type) {
-                case Q4_0 -> InterleavedQ4_0.packGroups(this, dst, g0, g1);
-                case Q8_0 -> InterleavedQ8_0.packGroups(this, dst, g0, g1);
-                default -> RebiasedF16.pack(this, dst, g0, g1);
-            }
-        };
+        ComputePool.RangeTask fill = (g0, g1, worker) -> layout.pack(this, dst, g0, g1);
         if (pool == null) fill.run(0, groups, 0);
         else pool.parallelFor(groups, fill);
-        return new WeightMatrix(tensor, dst);
+        return new WeightMatrix(format, tensor, parts, dst);
     }
 
     /** Alignment of a repacked copy (a cache line; the records are multiples of it). */
@@ -166,11 +174,7 @@ public final class WeightMatrix {
     /** Bytes of the copy {@link #repacked} makes; 0 when {@link #canRepack()} is false. */
     public long repackBytes() {
         if (!canRepack()) return 0;
-        return switch (tensor.type()) {
-            case Q4_0 -> InterleavedQ4_0.packedBytes(rows, cols);
-            case Q8_0 -> InterleavedQ8_0.packedBytes(rows, cols);
-            default -> 2L * rows * cols;
-        };
+        return format.repacking().packedBytes(rows, cols);
     }
 
     /**
@@ -196,34 +200,18 @@ public final class WeightMatrix {
 
     /** Rows per group of the repacked layout (the row grain of its kernel; 1 for F16, whose copy keeps the rows). */
     int packedGroupRows() {
-        return switch (tensor.type()) {
-            case Q4_0 -> InterleavedQ4_0.ROWS;
-            case Q8_0 -> InterleavedQ8_0.ROWS;
-            default -> 1;
-        };
+        Repacking r = format.repacking();
+        return r == null ? 1 : r.groupRows();
     }
 
-    /** Dequantizes row {@code row} into {@code dst[off .. off+cols)} (embedding lookup), with the format's reference decoder. */
+    /** Decodes row {@code row} into {@code dst[off .. off+cols)} (embedding lookup), with the format's reference decoder. */
     public void dequantizeRow(int row, float[] dst, int off) {
         if (row < 0 || row >= rows) throw new IllegalArgumentException("row " + row + " out of [0, " + rows + ") in " + tensor.name());
         if (off < 0 || off > dst.length - cols) throw new IllegalArgumentException("dst has room for " + (dst.length - off) + " of " + cols + " elements at " + off);
-        long base = row * rowBytes;
-        switch (tensor.type()) {
-            case F32 -> MemorySegment.copy(data, WeightData.FLOAT, base, dst, off, cols);
-            case F16 -> F16.dequantize(data, base, dst, off, cols);
-            case BF16 -> BF16.dequantize(data, base, dst, off, cols);
-            case Q8_0 -> Q8_0.dequantize(data, base, dst, off, cols);
-            case Q4_0 -> Q4_0.dequantize(data, base, dst, off, cols);
-            case Q4_1 -> Q4_1.dequantize(data, base, dst, off, cols);
-            case Q5_0 -> Q5_0.dequantize(data, base, dst, off, cols);
-            case Q4_K -> Q4_K.dequantize(data, base, dst, off, cols);
-            case Q5_K -> Q5_K.dequantize(data, base, dst, off, cols);
-            case Q6_K -> Q6_K.dequantize(data, base, dst, off, cols);
-            default -> throw new IllegalStateException("unreachable: " + tensor.type());
-        }
+        format.decodeRow(this, row, dst, off);
     }
 
     @Override public String toString() {
-        return "WeightMatrix[" + tensor.name() + " " + type() + " " + rows + "x" + cols + "]";
+        return "WeightMatrix[" + tensor.name() + " " + format + " " + rows + "x" + cols + "]";
     }
 }

@@ -212,7 +212,7 @@ class MatMulTest {
         int cols = colsFor(t)[2 % colsFor(t).length];
         WeightMatrix w = matrix(t, 10, cols, 77);
         float[] v = new float[8 * cols], ref = new float[8 * cols];
-        VectorKernels.forType(t).dequantizeRows(w, 1, 8, v);
+        WeightFormats.forFileType(t).orElseThrow().kernel(KernelMode.VECTOR).dequantizeRows(w, 1, 8, v);
         for (int i = 0; i < 8; i++) w.dequantizeRow(1 + i, ref, i * cols);
         assertArrayEquals(ref, v, t.toString());
     }
