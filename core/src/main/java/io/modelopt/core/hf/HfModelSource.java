@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * <p>Tensors are zero-copy views of the mapped files, renamed to canonical GGUF names with
  * {@link TensorNames} and with shapes reversed to ggml order; Q/K stay in HF rotate_half order
  * ({@link io.modelopt.core.model.RopeConvention#ROTATE_HALF} in the config). Weights must be F32, F16
- * or BF16; a known weight of another dtype is rejected at {@link #open}. Tensors whose names are not
+ * or BF16, or of a dtype that a registered {@link io.modelopt.core.model.WeightBinder} claims (e.g.
+ * INT8 with a scale tensor beside it); a known weight of another dtype is rejected at {@link #open}. Tensors whose names are not
  * in the table are kept under their HF name when ggml has their dtype, else skipped with a warning.
  * Every expected weight is checked for presence and shape against the config, so a mismatched
  * checkpoint fails here, with the tensor named, instead of in the engine.
@@ -84,8 +85,9 @@ public final class HfModelSource implements ModelSource {
                     }
                     log.debug("{}: keeping unknown tensor '{}' under its own name", file, t.name());
                     canonical = t.name();
-                } else if (!t.dtype().isFloatWeight()) {
-                    throw new ModelFormatException(file, "tensor '" + t.name() + "' has dtype " + t.dtype() + "; weights must be F32, F16 or BF16");
+                } else if (!t.dtype().isFloatWeight() && !claimed(canonical, t)) {
+                    throw new ModelFormatException(file, "tensor '" + t.name() + "' has dtype " + t.dtype()
+                            + "; weights must be F32, F16 or BF16, or of a dtype a registered weight binder reads");
                 }
                 if (tensors.containsKey(canonical)) throw new ModelFormatException(file, "two tensors map to '" + canonical + "' (second: '" + t.name() + "')");
                 tensors.put(canonical, t.toTensorData(canonical));
@@ -178,5 +180,10 @@ public final class HfModelSource implements ModelSource {
                         + Arrays.toString(t.shape()) + " but the config implies " + Arrays.toString(shape));
             }
         }
+    }
+
+    /** Whether a registered weight binder reads this tensor (a dtype the plain formats do not take). */
+    private static boolean claimed(String canonical, SafetensorsTensor t) {
+        return t.dtype().ggmlType().map(g -> io.modelopt.core.model.WeightBinders.claimed(canonical, g)).orElse(false);
     }
 }

@@ -17,8 +17,9 @@ import io.modelopt.core.quant.Q8_K;
  *       {@code d[t*blocks + b]}, sums of 16 quants in {@code bsums[t*cols/16 + j]}.
  * </ul>
  */
-final class Activations {
-    enum Kind { F32, Q8_0, Q8_1, Q8_K }
+public final class Activations {
+    /** The forms a format's kernel can ask for ({@link FormatKernel#activations()}). */
+    public enum Kind { F32, Q8_0, Q8_1, Q8_K }
 
     Kind kind;
     boolean vector;
@@ -225,4 +226,30 @@ final class Activations {
     private static int[] grow(int[] a, int n) {
         return a.length >= n ? a : new int[Math.max(n, a.length + a.length / 2)];
     }
+
+    // ---- read access for kernels outside this package (formats registered by other modules) ----
+
+    /** The form these activations are in. */
+    public Kind kind() { return kind; }
+
+    /** Tokens of the call. */
+    public int tokens() { return nTokens; }
+
+    /** Elements per token (the weight's columns). */
+    public int columns() { return cols; }
+
+    /** The call's input floats: token {@code t}'s row starts at {@link #inputOffset}{@code (t)} (every kind). */
+    public float[] input() { return x; }
+
+    /** Where token {@code t}'s input row starts in {@link #input()}. */
+    public int inputOffset(int t) { return xOff + t * xStride; }
+
+    /** Q8 kinds: the quantized values as exact integer floats, token {@code t}'s at {@code t · columns()}. */
+    public float[] quants() { return q; }
+
+    /** Q8 kinds: the block scales, token {@code t}'s block {@code b} at {@code t · blocks() + b}. */
+    public float[] blockScales() { return d; }
+
+    /** Q8 kinds: blocks per token. */
+    public int blocks() { return blocks; }
 }

@@ -3,9 +3,11 @@ package io.modelopt.core.kernel;
 /**
  * The dot products of one weight format, over a range of weight rows and all tokens of a call.
  * Implementations are stateless singletons: a scalar one written plainly after ggml's generic
- * {@code ggml_vec_dot_*} and a Vector API one, both reading the weights in place.
+ * {@code ggml_vec_dot_*} and a Vector API one, both reading the weights in place. A format
+ * registered from outside core ({@link WeightFormatProvider}) implements its own, reading the
+ * activations through {@link Activations}' accessors.
  */
-interface FormatKernel {
+public interface FormatKernel {
     /** The form the activations must be in ({@link Activations#prepare}). */
     Activations.Kind activations();
 

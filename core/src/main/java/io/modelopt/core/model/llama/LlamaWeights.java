@@ -6,6 +6,7 @@ import io.modelopt.core.kernel.HugePages;
 import io.modelopt.core.kernel.WeightMatrix;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
+import io.modelopt.core.model.WeightBinders;
 import io.modelopt.core.tensor.GgmlType;
 import io.modelopt.core.tensor.TensorData;
 import java.lang.foreign.Arena;
@@ -180,7 +181,16 @@ public final class LlamaWeights {
             return t;
         }
 
+        /** A linear weight: a registered binder's ({@link WeightBinders}) if one recognizes it, else the tensor of that name in its type's format. */
         private WeightMatrix matrix(String name, int in, int out) {
+            WeightMatrix bound = WeightBinders.bind(source, name);
+            if (bound != null) {
+                if (bound.cols() != in || bound.rows() != out) {
+                    throw new ModelFormatException(source.path(), "weight " + describe(name) + " bound as " + bound + ", expected " + out + " rows of "
+                            + in + " columns from the config " + c);
+                }
+                return bound;
+            }
             return WeightMatrix.of(tensor(name, in, out));
         }
 
