@@ -59,7 +59,7 @@ public interface BlockQuantizer {
         }
     }
 
-    /** The quantizer for {@code type}: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K. */
+    /** The quantizer for {@code type}: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K or IQ4_NL (the k-quant fallback). */
     static BlockQuantizer of(GgmlType type) {
         return switch (type) {
             case Q4_0 -> Q4_0Quantizer.INSTANCE;
@@ -72,8 +72,9 @@ public interface BlockQuantizer {
             case Q4_K -> Q4_KQuantizer.INSTANCE;
             case Q5_K -> Q5_KQuantizer.INSTANCE;
             case Q6_K -> Q6_KQuantizer.INSTANCE;
+            case IQ4_NL -> IQ4_NLQuantizer.INSTANCE;
             default -> throw new IllegalArgumentException("no quantizer for ggml type " + type
-                    + " (supported: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)");
+                    + " (supported: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL)");
         };
     }
 }

@@ -46,6 +46,7 @@ class BlockQuantizersTest {
             "Q4_K, false, 0.097", "Q4_K, true, 0.097",
             "Q3_K, false, 0.195", "Q3_K, true, 0.195",
             "Q2_K, false, 0.39", "Q2_K, true, 0.39",
+            "IQ4_NL, false, 0.10", "IQ4_NL, true, 0.10",
     })
     void roundTripErrorIsBounded(GgmlType type, boolean withImportance, double bound) {
         int rows = 6, n = 768;
@@ -64,7 +65,7 @@ class BlockQuantizersTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = GgmlType.class, names = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"})
+    @EnumSource(value = GgmlType.class, names = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL"})
     void zerosStayZeroAndRowsAreIndependent(GgmlType type) {
         int n = 512;
         BlockQuantizer q = BlockQuantizer.of(type);
@@ -90,7 +91,7 @@ class BlockQuantizersTest {
         int n = 256;
         float[] x = gaussian(n, 9, 0.05);
         float[] qw = importance(n, 10);
-        for (GgmlType t : new GgmlType[] {GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.Q4_0}) {
+        for (GgmlType t : new GgmlType[] {GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.Q4_0, GgmlType.IQ4_NL}) {
             byte[] a = new byte[(int) t.bytesFor(n)], b = new byte[a.length];
             BlockQuantizer.of(t).quantizeRow(x, 0, n, null, a, 0);
             BlockQuantizer.of(t).quantizeRow(x, 0, n, qw, b, 0);
@@ -115,7 +116,7 @@ class BlockQuantizersTest {
         assertTrue(e.getMessage().contains("exceed the source array"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> k.quantize(new float[512], 0, 2, 256, null, new byte[200], 0));
         assertTrue(e.getMessage().contains("need 288 bytes"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> BlockQuantizer.of(GgmlType.IQ4_NL));
-        assertTrue(e.getMessage().contains("no quantizer for ggml type IQ4_NL"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> BlockQuantizer.of(GgmlType.IQ2_XXS));
+        assertTrue(e.getMessage().contains("no quantizer for ggml type IQ2_XXS"), e.getMessage());
     }
 }

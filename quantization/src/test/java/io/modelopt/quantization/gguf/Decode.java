@@ -1,5 +1,6 @@
 package io.modelopt.quantization.gguf;
 
+import io.modelopt.core.quant.IQ4_NL;
 import io.modelopt.core.quant.Q2_K;
 import io.modelopt.core.quant.Q3_K;
 import io.modelopt.core.quant.Q4_0;
@@ -30,6 +31,7 @@ final class Decode {
             case Q4_K -> Q4_K.dequantize(m, 0, y, 0, n);
             case Q5_K -> Q5_K.dequantize(m, 0, y, 0, n);
             case Q6_K -> Q6_K.dequantize(m, 0, y, 0, n);
+            case IQ4_NL -> IQ4_NL.dequantize(m, 0, y, 0, n);
             default -> throw new IllegalArgumentException(t.toString());
         }
         return y;

@@ -141,4 +141,50 @@ class GgufQuantizerTest {
             assertEquals(GgmlType.F32, t.get("blk.2.ffn_norm.weight"));
         }
     }
+
+    /** A one-layer Llama whose rows (96, 160) are multiples of 32 but not of 256: every k-quant falls back. */
+    private Path smallLlama() {
+        GgufWriter w = new GgufWriter();
+        w.putString("general.architecture", "llama").putUInt32("llama.block_count", 1)
+                .putUInt32("llama.attention.head_count", 2).putUInt32("llama.attention.head_count_kv", 2);
+        java.util.Random r = new java.util.Random(1);
+        Object[][] tensors = {
+                {"token_embd.weight", new long[] {96, 64}}, {"output.weight", new long[] {96, 64}}, {"output_norm.weight", new long[] {96}},
+                {"blk.0.attn_norm.weight", new long[] {96}}, {"blk.0.attn_q.weight", new long[] {96, 96}}, {"blk.0.attn_k.weight", new long[] {96, 96}},
+                {"blk.0.attn_v.weight", new long[] {96, 96}}, {"blk.0.attn_output.weight", new long[] {96, 96}}, {"blk.0.ffn_norm.weight", new long[] {96}},
+                {"blk.0.ffn_gate.weight", new long[] {96, 160}}, {"blk.0.ffn_up.weight", new long[] {96, 160}}, {"blk.0.ffn_down.weight", new long[] {160, 96}}};
+        for (Object[] t : tensors) {
+            long[] d = (long[]) t[1];
+            int n = (int) TensorData.elementCount(d);
+            MemorySegment m = MemorySegment.ofArray(new byte[4 * n]);
+            for (int i = 0; i < n; i++) m.set(F, 4L * i, (float) (r.nextGaussian() * 0.05));
+            w.addTensor((String) t[0], GgmlType.F32, d, m);
+        }
+        Path p = tmp.resolve("small.gguf");
+        w.write(p);
+        return p;
+    }
+
+    @Test
+    void rowsNotDivisibleBy256UseTheFallbackTypes() {
+        Path in = smallLlama();
+        Path out = tmp.resolve("small-q3km.gguf");
+        new GgufQuantizer(GgufPreset.Q3_K_M).quantize(in, out);
+        Map<String, GgmlType> want = Map.of("token_embd.weight", GgmlType.IQ4_NL, "output.weight", GgmlType.Q8_0,
+                "blk.0.attn_q.weight", GgmlType.IQ4_NL, "blk.0.attn_v.weight", GgmlType.Q5_1, "blk.0.attn_output.weight", GgmlType.Q5_0,
+                "blk.0.ffn_down.weight", GgmlType.Q5_0, "blk.0.ffn_up.weight", GgmlType.IQ4_NL, "blk.0.attn_norm.weight", GgmlType.F32);
+        try (GgufFile src = GgufFile.open(in); GgufFile q = GgufFile.open(out)) {
+            want.forEach((name, type) -> assertEquals(type, q.tensor(name).type(), name));
+            for (TensorData t : q.tensors().values()) {
+                if (!t.type().isQuantized()) continue;
+                float[] x = floats(src.tensor(t.name()));
+                double rel = Decode.relRms(x, Decode.decode(t.type(), t.data(), x.length));
+                assertTrue(rel < 0.12, t + ": relative rms error " + rel);
+            }
+        }
+        // Q8_0 has no fallback: 96 fits, but the error names the tensor for a row of 100
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new TensorTypePolicy(GgufPreset.Q4_0,
+                new TensorTypePolicy.ModelShape("llama", 1, 2, 2, 0), false, true, 1).typeFor("blk.0.attn_q.weight", new long[] {100, 96}));
+        assertTrue(e.getMessage().contains("tensor blk.0.attn_q.weight: 100 columns"), e.getMessage());
+    }
 }
