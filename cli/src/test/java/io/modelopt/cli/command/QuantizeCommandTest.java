@@ -1,0 +1,62 @@
+package io.modelopt.cli.command;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.modelopt.cli.Main;
+import io.modelopt.core.testing.Fixtures;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code quantize} end to end: llama-quantize's bytes for a fixture, and its input errors. */
+class QuantizeCommandTest {
+    @TempDir Path dir;
+
+    private record Result(int code, String out, String err) {}
+
+    private static Result run(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
+        int code = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void writesLlamaQuantizesBytesAndRefusesToOverwrite() throws IOException {
+        Path f32 = Fixtures.brownGguf("f32"), out = dir.resolve("q8_0.gguf");
+        Result r = run("quantize", "--model", f32.toString(), "--method", "q8_0", "--out", out.toString());
+        assertEquals(0, r.code(), r.err());
+        assertArrayEquals(Files.readAllBytes(Fixtures.brownGguf("q8_0")), Files.readAllBytes(out), "llama-quantize f32 out Q8_0 2");
+        Result again = run("quantize", "--model", f32.toString(), "--method", "q8_0", "--out", out.toString());
+        assertEquals(2, again.code());
+        assertTrue(again.err().contains("exists"), again.err());
+    }
+
+    @Test
+    void badInputNamesTheProblemAndWritesNothing() throws IOException {
+        Path f32 = Fixtures.brownGguf("f32"), out = dir.resolve("x.gguf");
+        Result unknown = run("quantize", "--model", f32.toString(), "--method", "q9_k", "--out", out.toString());
+        assertEquals(2, unknown.code());
+        assertTrue(unknown.err().contains("unknown quantization preset 'q9_k'"), unknown.err());
+        Result missing = run("quantize", "--model", dir.resolve("none.gguf").toString(), "--method", "q4_0", "--out", out.toString());
+        assertEquals(2, missing.code());
+        assertTrue(missing.err().contains("no such model file"), missing.err());
+        Path corrupt = dir.resolve("corrupt.gguf");
+        Files.write(corrupt, new byte[] {'G', 'G', 'U', 'F', 3, 0, 0, 0, 1});
+        Result bad = run("quantize", "--model", corrupt.toString(), "--method", "q4_0", "--out", out.toString());
+        assertEquals(2, bad.code(), bad.err());
+        Result quantizedInput = run("quantize", "--model", Fixtures.brownGguf("q4_0").toString(), "--method", "q4_k_m", "--out", out.toString());
+        assertEquals(2, quantizedInput.code(), quantizedInput.err());
+        assertTrue(quantizedInput.err().contains("requantizing"), quantizedInput.err());
+        try (var files = Files.list(dir)) {
+            assertFalse(files.anyMatch(p -> p.getFileName().toString().startsWith("x.gguf")), "no output or temporary file left");
+        }
+    }
+}
