@@ -2,6 +2,10 @@ package io.modelopt.core.kernel;
 
 import io.modelopt.core.quant.BF16;
 import io.modelopt.core.quant.F16;
+import io.modelopt.core.quant.IQ4_NL;
+import io.modelopt.core.quant.Q2_K;
+import io.modelopt.core.quant.Q3_K;
+import io.modelopt.core.quant.Q5_1;
 import io.modelopt.core.quant.Q4_0;
 import io.modelopt.core.quant.Q4_1;
 import io.modelopt.core.quant.Q4_K;
@@ -71,6 +75,15 @@ public final class WeightFormats {
                 .scalar(Q5_KKernel.Scalar.INSTANCE).vector(() -> Q5_KKernel.Vectorized.INSTANCE).build());
         add(WeightFormat.builder("Q6_K").fileType(GgmlType.Q6_K).decoder(rows(Q6_K::dequantize)).quantizer(Q6_K::quantizeReference)
                 .scalar(Q6_KKernel.Scalar.INSTANCE).vector(() -> Q6_KKernel.Vectorized.INSTANCE).build());
+        // formats the GGUF quantizer writes whose kernel is still the generic decode-then-multiply one
+        add(WeightFormat.builder("Q5_1").fileType(GgmlType.Q5_1).decoder(rows(Q5_1::dequantize)).quantizer(Q5_1::quantizeReference)
+                .scalar(DecodedRowKernel.Scalar.INSTANCE).vector(() -> DecodedRowKernel.Vectorized.INSTANCE).build());
+        add(WeightFormat.builder("Q2_K").fileType(GgmlType.Q2_K).decoder(rows(Q2_K::dequantize))
+                .scalar(DecodedRowKernel.Scalar.INSTANCE).vector(() -> DecodedRowKernel.Vectorized.INSTANCE).build());
+        add(WeightFormat.builder("Q3_K").fileType(GgmlType.Q3_K).decoder(rows(Q3_K::dequantize))
+                .scalar(DecodedRowKernel.Scalar.INSTANCE).vector(() -> DecodedRowKernel.Vectorized.INSTANCE).build());
+        add(WeightFormat.builder("IQ4_NL").fileType(GgmlType.IQ4_NL).decoder(rows(IQ4_NL::dequantize))
+                .scalar(DecodedRowKernel.Scalar.INSTANCE).vector(() -> DecodedRowKernel.Vectorized.INSTANCE).build());
         loadProviders();
     }
 
