@@ -43,6 +43,26 @@ public interface ModelRunner extends AutoCloseable {
      */
     Logits forward(Batch batch, KvCache cache);
 
+    /**
+     * Sets the observer that receives each linear layer's input in the following steps
+     * ({@link #forward} and {@link #blocks()}); null removes it. Without one a step costs nothing extra.
+     *
+     * @throws UnsupportedOperationException if this runner cannot show its activations
+     */
+    default void observe(ActivationObserver observer) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " does not expose its activations");
+    }
+
+    /**
+     * The model block by block over hidden states, for layer-wise calibration; shares this
+     * runner's buffers and weights.
+     *
+     * @throws UnsupportedOperationException if this runner cannot run single blocks
+     */
+    default BlockRunner blocks() {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot run single decoder blocks");
+    }
+
     /** Frees the runner's buffers and threads; the {@code ModelSource} stays open. */
     @Override void close();
 }

@@ -1,6 +1,11 @@
 package io.modelopt.core.model.llama;
 
+import io.modelopt.core.engine.ActivationObserver;
 import io.modelopt.core.engine.Batch;
+import io.modelopt.core.engine.BlockRunner;
+import io.modelopt.core.engine.Linear;
+import io.modelopt.core.engine.LinearInput;
+import io.modelopt.core.engine.WeightSubstitution;
 import io.modelopt.core.engine.Logits;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerOptions;
@@ -114,9 +119,16 @@ public final class LlamaRunner implements ModelRunner {
     private Batch batch;
     private KvCache cache;
     private int layer;
+    /** The cache layer of {@link #layer}'s keys and values (0 in a block runner's one-layer scratch cache). */
+    private int kvLayer;
     private float[] norm;
+    /** Null in normal steps; a block runner call's choice of matrices. */
+    private WeightSubstitution substitution;
+    private ActivationObserver observer;
+    private final Blocks blockRunner = new Blocks();
 
     private final ComputePool.RangeTask embedTask = this::embed;
+    private final ComputePool.RangeTask ropeTask = this::ropeAngles;
     private final ComputePool.RangeTask attnNormTask = this::attentionNorm;
     private final ComputePool.RangeTask qkvTask = this::biasRopeStore;
     private final ComputePool.RangeTask denseTask = this::densify;
@@ -220,41 +232,174 @@ public final class LlamaRunner implements ModelRunner {
         this.batch = batch;
         this.cache = cache;
         try {
-            int n = batch.size();
             planDense(batch);
-            pool.parallelFor(n, embedTask);
-            for (int l = 0; l < config.numLayers(); l++) {
-                LlamaWeights.Layer w = weights.layer(l);
-                layer = l;
-                norm = w.attnNorm();
-                pool.parallelFor(n, attnNormTask);
-                MatMul.matmulSharedInput(pool, xb, n, w.wq(), q, w.wk(), k, w.wv(), v);
-                pool.parallelFor(n, qkvTask);
-                if (denseUsed > 0) pool.parallelFor(denseUsed, denseTask);
-                // causal attention costs grow with the position: pieces of at most one token's heads,
-                // latest (dearest) tokens first (attention() walks the items backwards), so the threads
-                // finish together; a static split gave one thread three quarters of a prefill's attention
-                int headBlocks = numHeads / blockHeads, items = (n + blockTokens - 1) / blockTokens * headBlocks;
-                pool.parallelForDynamic(items, Math.max(1, Math.min(headBlocks, items / (4 * pool.threads()))), attentionTask);
-                MatMul.matmul(pool, w.wo(), att, n, xb);
-                norm = w.ffnNorm();
-                pool.parallelFor(n, ffnNormTask);
-                MatMul.matmulSharedInput(pool, xb, n, w.gate(), hb, w.up(), hb2, null, null);
-                pool.parallelFor(n, swigluTask);
-                MatMul.matmul(pool, w.down(), hb, n, xb);
-                pool.parallelFor(n, residualTask);
-            }
-            int rows = batch.logitsCount();
-            logits.reset(batch);
-            if (rows > 0) {
-                pool.parallelFor(rows, finalNormTask);
-                MatMul.matmul(pool, weights.output(), finalHidden, rows, logitsBuffer);
-            }
+            pool.parallelFor(batch.size(), embedTask);
+            runBlocks(0, config.numLayers(), false);
+            head();
             for (int j = 0; j < batch.sequenceCount(); j++) cache.setLength(batch.sequence(j), batch.lastPosition(j) + 1);
             return logits;
         } finally {
             this.batch = null;
             this.cache = null;
+        }
+    }
+
+    /**
+     * Decoder blocks {@code [from, to)} over the residual stream {@code x}; keys and values go to
+     * {@link #cache} at the block's own layer, or at layer 0 of a one-layer scratch cache
+     * ({@code scratchKv}, the block runner's).
+     */
+    private void runBlocks(int from, int to, boolean scratchKv) {
+        int n = batch.size();
+        for (int l = from; l < to; l++) {
+            LlamaWeights.Layer w = weights.layer(l);
+            layer = l;
+            kvLayer = scratchKv ? 0 : l;
+            norm = w.attnNorm();
+            pool.parallelFor(n, attnNormTask);
+            if (observer != null) observer.onInput(l, LinearInput.QKV, xb, n, hidden);
+            MatMul.matmulSharedInput(pool, xb, n, weight(l, Linear.Q, w.wq()), q, weight(l, Linear.K, w.wk()), k, weight(l, Linear.V, w.wv()), v);
+            pool.parallelFor(n, qkvTask);
+            if (denseUsed > 0) pool.parallelFor(denseUsed, denseTask);
+            // causal attention costs grow with the position: pieces of at most one token's heads,
+            // latest (dearest) tokens first (attention() walks the items backwards), so the threads
+            // finish together; a static split gave one thread three quarters of a prefill's attention
+            int headBlocks = numHeads / blockHeads, items = (n + blockTokens - 1) / blockTokens * headBlocks;
+            pool.parallelForDynamic(items, Math.max(1, Math.min(headBlocks, items / (4 * pool.threads()))), attentionTask);
+            if (observer != null) observer.onInput(l, LinearInput.ATTN_OUTPUT, att, n, qDim);
+            MatMul.matmul(pool, weight(l, Linear.ATTN_OUTPUT, w.wo()), att, n, xb);
+            norm = w.ffnNorm();
+            pool.parallelFor(n, ffnNormTask);
+            if (observer != null) observer.onInput(l, LinearInput.GATE_UP, xb, n, hidden);
+            MatMul.matmulSharedInput(pool, xb, n, weight(l, Linear.GATE, w.gate()), hb, weight(l, Linear.UP, w.up()), hb2, null, null);
+            pool.parallelFor(n, swigluTask);
+            if (observer != null) observer.onInput(l, LinearInput.DOWN, hb, n, ffn);
+            MatMul.matmul(pool, weight(l, Linear.DOWN, w.down()), hb, n, xb);
+            pool.parallelFor(n, residualTask);
+        }
+    }
+
+    /** The final norm and the classifier for the batch's logits rows. */
+    private void head() {
+        int rows = batch.logitsCount();
+        logits.reset(batch);
+        if (rows > 0) {
+            pool.parallelFor(rows, finalNormTask);
+            if (observer != null) observer.onInput(config.numLayers(), LinearInput.OUTPUT, finalHidden, rows, hidden);
+            MatMul.matmul(pool, weight(config.numLayers(), Linear.OUTPUT, weights.output()), finalHidden, rows, logitsBuffer);
+        }
+    }
+
+    /** The matrix of {@code linear} in this step: the model's own unless a block-runner call substitutes it. */
+    private WeightMatrix weight(int l, Linear linear, WeightMatrix own) {
+        return substitution == null ? own : substitution.weight(l, linear, own);
+    }
+
+    @Override public void observe(ActivationObserver observer) { this.observer = observer; }
+
+    @Override public BlockRunner blocks() { return blockRunner; }
+
+    /** {@link BlockRunner} over this runner's buffers: hidden states in and out of {@code x}, keys and values in a scratch cache. */
+    private final class Blocks implements BlockRunner {
+        /** One layer's keys and values for the calibration batch; grown on demand, freed with the runner. */
+        private ContiguousKvCache scratch;
+
+        @Override public int numBlocks() { return config.numLayers(); }
+        @Override public int hiddenSize() { return hidden; }
+
+        @Override public void embed(Batch b, float[] out) {
+            begin(b, out, null);
+            try {
+                pool.parallelFor(b.size(), embedTask);
+                System.arraycopy(x, 0, out, 0, b.size() * hidden);
+            } finally {
+                end();
+            }
+        }
+
+        @Override public void forward(int from, int to, Batch b, float[] in, float[] out, WeightSubstitution weights) {
+            if (from < 0 || to > config.numLayers() || from > to) {
+                throw new IllegalArgumentException("blocks [" + from + ", " + to + ") outside the model's " + config.numLayers() + " blocks");
+            }
+            begin(b, in, out);
+            try {
+                int n = b.size();
+                System.arraycopy(in, 0, x, 0, n * hidden);
+                if (from < to) {
+                    ContiguousKvCache kv = scratchFor(b);
+                    cache = kv;
+                    substitution = weights;
+                    planDense(b);
+                    // the RoPE angles of each token's position (embed computes them in a full forward)
+                    pool.parallelFor(n, ropeTask);
+                    runBlocks(from, to, true);
+                }
+                System.arraycopy(x, 0, out, 0, n * hidden);
+            } finally {
+                end();
+            }
+        }
+
+        @Override public Logits logits(Batch b, float[] in, WeightSubstitution weights) {
+            if (b.logitsCount() > options.maxLogitsRows()) {
+                throw new IllegalArgumentException("batch asks for " + b.logitsCount() + " logits rows, more than maxLogitsRows " + options.maxLogitsRows());
+            }
+            begin(b, in, null);
+            try {
+                System.arraycopy(in, 0, x, 0, b.size() * hidden);
+                substitution = weights;
+                head();
+                return logits;
+            } finally {
+                end();
+            }
+        }
+
+        private void begin(Batch b, float[] in, float[] out) {
+            if (closed) throw new IllegalStateException("runner is closed");
+            if (b.size() > options.maxBatchTokens()) {
+                throw new IllegalArgumentException("batch of " + b.size() + " tokens exceeds maxBatchTokens " + options.maxBatchTokens());
+            }
+            long need = (long) b.size() * hidden;
+            if (in.length < need || (out != null && out.length < need)) {
+                throw new IllegalArgumentException("hidden states of " + b.size() + " tokens need " + need + " floats; got arrays of "
+                        + in.length + (out != null ? " and " + out.length : ""));
+            }
+            for (int i = 0; i < b.size(); i++) {
+                if (b.token(i) >= vocab) throw new IllegalArgumentException("batch token " + i + ": token id " + b.token(i) + " is outside the vocabulary of " + vocab);
+                if (b.position(i) >= contextLength) {
+                    throw new IllegalArgumentException("batch token " + i + ": position " + b.position(i) + " is beyond the context length " + contextLength);
+                }
+            }
+            for (int j = 0; j < b.sequenceCount(); j++) {
+                if (b.firstPosition(j) != 0) {
+                    throw new IllegalArgumentException("sequence " + b.sequence(j) + " starts at position " + b.firstPosition(j)
+                            + "; a block runner's sequences start at 0 (they attend only within the batch)");
+                }
+            }
+            batch = b;
+        }
+
+        private void end() {
+            batch = null;
+            cache = null;
+            substitution = null;
+        }
+
+        /** A one-layer cache with room for the batch's sequence ids and positions. */
+        private ContiguousKvCache scratchFor(Batch b) {
+            int seqs = b.maxSequenceId() + 1, positions = 1;
+            for (int j = 0; j < b.sequenceCount(); j++) positions = Math.max(positions, b.lastPosition(j) + 1);
+            if (scratch == null || scratch.maxSequences() < seqs || scratch.maxPositions() < positions) {
+                if (scratch != null) scratch.close();
+                scratch = null;
+                scratch = new ContiguousKvCache(1, config.numKvHeads(), headDim, seqs, positions, options.kvDtype());
+            }
+            return scratch;
+        }
+
+        void close() {
+            if (scratch != null) scratch.close();
         }
     }
 
@@ -326,6 +471,11 @@ public final class LlamaRunner implements ModelRunner {
         }
     }
 
+    /** The RoPE angles of token t's position (a block runner's step starts from hidden states, not embeddings). */
+    private void ropeAngles(int start, int end, int worker) {
+        for (int t = start; t < end; t++) rope.cosSin(batch.position(t), ropeCos, ropeSin, t * half);
+    }
+
     private void attentionNorm(int start, int end, int worker) {
         for (int t = start; t < end; t++) RmsNorm.apply(mode, x, t * hidden, norm, eps, xb, t * hidden, hidden);
     }
@@ -344,8 +494,8 @@ public final class LlamaRunner implements ModelRunner {
             if (cache.dtype() == KvDtype.F16) AttentionKernel.roundToF16(q, t * qDim, qDim);
             Rope.rotate(ropeConvention, k, t * kvDim, config.numKvHeads(), headDim, ropeCos, ropeSin, t * half);
             int seq = batch.sequenceId(t), pos = batch.position(t);
-            cache.writeKey(layer, seq, pos, k, t * kvDim);
-            cache.writeValue(layer, seq, pos, v, t * kvDim);
+            cache.writeKey(kvLayer, seq, pos, k, t * kvDim);
+            cache.writeValue(kvLayer, seq, pos, v, t * kvDim);
         }
     }
 
@@ -361,9 +511,9 @@ public final class LlamaRunner implements ModelRunner {
             while (j + 1 < batch.sequenceCount() && (denseStart[j] < 0 || r >= denseStart[j] + batch.lastPosition(j) + 1)) j++;
             int seq = batch.sequence(j), pos = r - denseStart[j], rows = batch.lastPosition(j) + 1;
             int block = denseStart[j] * kvDim;
-            cache.readKey(layer, seq, pos, row, 0);
+            cache.readKey(kvLayer, seq, pos, row, 0);
             for (int c = 0; c < kvDim; c++) denseKeys[block + c * rows + pos] = row[c];
-            cache.readValue(layer, seq, pos, denseValues, r * kvDim);
+            cache.readValue(kvLayer, seq, pos, denseValues, r * kvDim);
         }
     }
 
@@ -394,7 +544,7 @@ public final class LlamaRunner implements ModelRunner {
                     }
                     long headOffset = h0 / groupSize * cache.headStride();
                     int o = t * qDim + h0 * headDim;
-                    AttentionKernel.attend(mode, q, o, blockHeads, headDim, attentionScale, cache.keys(layer), cache.values(layer),
+                    AttentionKernel.attend(mode, q, o, blockHeads, headDim, attentionScale, cache.keys(kvLayer), cache.values(kvLayer),
                             cache.dtype().ggmlType(), offs, headOffset, n, sc, contextLength, attentionRows[worker], att, o);
                     continue;
                 }
@@ -460,6 +610,7 @@ public final class LlamaRunner implements ModelRunner {
     @Override public void close() {
         if (!closed) {
             closed = true;
+            blockRunner.close();
             if (ownsPool) pool.close();
             if (packArena != null) packArena.close();
         }
