@@ -19,7 +19,10 @@ import io.modelopt.core.kernel.SwiGlu;
 import io.modelopt.core.kernel.WeightMatrix;
 import io.modelopt.core.kv.ContiguousKvCache;
 import io.modelopt.core.kv.KvCache;
+import io.modelopt.core.kv.HostKvStorage;
 import io.modelopt.core.kv.KvDtype;
+import io.modelopt.core.kv.KvLayout;
+import io.modelopt.core.kv.KvStorage;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
 import io.modelopt.core.model.RopeConvention;
@@ -117,6 +120,9 @@ public final class LlamaRunner implements ModelRunner {
 
     // the step in progress, read by the tasks
     private Batch batch;
+    /** Where this step's keys and values live. */
+    private KvStorage kv;
+    /** The cache whose own mapping places them, or null when the batch's block tables do. */
     private KvCache cache;
     private int layer;
     /** The cache layer of {@link #layer}'s keys and values (0 in a block runner's one-layer scratch cache). */
@@ -228,20 +234,46 @@ public final class LlamaRunner implements ModelRunner {
 
     @Override public Logits forward(Batch batch, KvCache cache) {
         if (closed) throw new IllegalStateException("runner is closed");
+        if (batch.hasBlockTables()) {
+            throw new IllegalArgumentException("a batch with block tables runs on bare KV storage (forward(Batch, KvStorage)); a KvCache places keys and values itself");
+        }
         validate(batch, cache);
-        this.batch = batch;
         this.cache = cache;
+        run(batch, cache.storage());
+        for (int j = 0; j < batch.sequenceCount(); j++) cache.setLength(batch.sequence(j), batch.lastPosition(j) + 1);
+        return logits;
+    }
+
+    @Override public Logits forward(Batch batch, KvStorage storage) {
+        if (closed) throw new IllegalStateException("runner is closed");
+        validate(batch, storage);
+        run(batch, storage);
+        return logits;
+    }
+
+    @Override public KvStorage newKvStorage(int numBlocks, int blockSize) {
+        return new HostKvStorage(KvLayout.of(config.numLayers(), config.numKvHeads(), headDim, numBlocks, blockSize, options.kvDtype()));
+    }
+
+    /** One step: embeddings, every block, the logits rows. */
+    private void run(Batch batch, KvStorage storage) {
+        this.batch = batch;
+        this.kv = storage;
         try {
             planDense(batch);
             pool.parallelFor(batch.size(), embedTask);
             runBlocks(0, config.numLayers(), false);
             head();
-            for (int j = 0; j < batch.sequenceCount(); j++) cache.setLength(batch.sequence(j), batch.lastPosition(j) + 1);
-            return logits;
         } finally {
             this.batch = null;
+            this.kv = null;
             this.cache = null;
         }
+    }
+
+    /** The slot of position {@code pos} of the batch's j-th sequence: from the batch's block tables, or the cache's own mapping. */
+    private long slot(int j, int pos) {
+        return cache == null ? batch.slot(j, pos) : cache.slot(batch.sequence(j), pos);
     }
 
     /**
@@ -326,8 +358,8 @@ public final class LlamaRunner implements ModelRunner {
                 int n = b.size();
                 System.arraycopy(in, 0, x, 0, n * hidden);
                 if (from < to) {
-                    ContiguousKvCache kv = scratchFor(b);
-                    cache = kv;
+                    cache = scratchFor(b);
+                    kv = cache.storage();
                     substitution = weights;
                     planDense(b);
                     // the RoPE angles of each token's position (embed computes them in a full forward)
@@ -383,6 +415,7 @@ public final class LlamaRunner implements ModelRunner {
         private void end() {
             batch = null;
             cache = null;
+            kv = null;
             substitution = null;
         }
 
@@ -404,23 +437,9 @@ public final class LlamaRunner implements ModelRunner {
     }
 
     private void validate(Batch b, KvCache c) {
-        if (b.size() > options.maxBatchTokens()) {
-            throw new IllegalArgumentException("batch of " + b.size() + " tokens exceeds maxBatchTokens " + options.maxBatchTokens());
-        }
-        if (b.logitsCount() > options.maxLogitsRows()) {
-            throw new IllegalArgumentException("batch asks for " + b.logitsCount() + " logits rows, more than maxLogitsRows " + options.maxLogitsRows());
-        }
-        if (c.numLayers() != config.numLayers() || c.numKvHeads() != config.numKvHeads() || c.headDim() != headDim) {
-            throw new IllegalArgumentException("KV cache of " + c.numLayers() + " layers x " + c.numKvHeads() + " KV heads x " + c.headDim()
-                    + " does not fit this model (" + config.numLayers() + " layers x " + config.numKvHeads() + " KV heads x " + headDim + ")");
-        }
+        validateShape(b, c.numLayers(), c.numKvHeads(), c.headDim());
         for (int i = 0; i < b.size(); i++) {
-            int tok = b.token(i), pos = b.position(i), seq = b.sequenceId(i);
-            if (tok >= vocab) throw new IllegalArgumentException("batch token " + i + ": token id " + tok + " is outside the vocabulary of " + vocab);
-            if (pos >= contextLength) {
-                throw new IllegalArgumentException("batch token " + i + " (sequence " + seq + "): position " + pos
-                        + " is beyond the context length " + contextLength + " (positions 0.." + (contextLength - 1) + ")");
-            }
+            int seq = b.sequenceId(i);
             if (seq >= c.maxSequences()) {
                 throw new IllegalArgumentException("batch token " + i + ": sequence id " + seq + " is outside the KV cache's " + c.maxSequences() + " sequences");
             }
@@ -434,6 +453,45 @@ public final class LlamaRunner implements ModelRunner {
             }
             if (last >= c.capacity(seq)) {
                 throw new IllegalArgumentException("sequence " + seq + ": position " + last + " is beyond the KV cache's capacity of " + c.capacity(seq) + " positions");
+            }
+        }
+    }
+
+    private void validate(Batch b, KvStorage s) {
+        KvLayout l = s.layout();
+        validateShape(b, l.numLayers(), l.numKvHeads(), l.headDim());
+        if (!b.hasBlockTables()) {
+            throw new IllegalArgumentException("a batch on bare KV storage needs block tables (Batch.Builder.blockSize and blockTable): the storage does not know where a sequence lives");
+        }
+        for (int j = 0; j < b.sequenceCount(); j++) {
+            for (int i = 0, used = b.lastPosition(j) / b.blockSize(); i <= used; i++) {
+                int block = b.block(j, i);
+                if (block >= l.numBlocks()) {
+                    throw new IllegalArgumentException("sequence " + b.sequence(j) + ": block table entry " + i + " is block " + block
+                            + ", outside the KV storage's " + l.numBlocks() + " blocks");
+                }
+            }
+        }
+    }
+
+    /** The batch against the runner's limits and the model; the KV shape against the model. */
+    private void validateShape(Batch b, int kvLayers, int kvHeads, int kvHeadDim) {
+        if (b.size() > options.maxBatchTokens()) {
+            throw new IllegalArgumentException("batch of " + b.size() + " tokens exceeds maxBatchTokens " + options.maxBatchTokens());
+        }
+        if (b.logitsCount() > options.maxLogitsRows()) {
+            throw new IllegalArgumentException("batch asks for " + b.logitsCount() + " logits rows, more than maxLogitsRows " + options.maxLogitsRows());
+        }
+        if (kvLayers != config.numLayers() || kvHeads != config.numKvHeads() || kvHeadDim != headDim) {
+            throw new IllegalArgumentException("KV cache of " + kvLayers + " layers x " + kvHeads + " KV heads x " + kvHeadDim
+                    + " does not fit this model (" + config.numLayers() + " layers x " + config.numKvHeads() + " KV heads x " + headDim + ")");
+        }
+        for (int i = 0; i < b.size(); i++) {
+            int tok = b.token(i), pos = b.position(i), seq = b.sequenceId(i);
+            if (tok >= vocab) throw new IllegalArgumentException("batch token " + i + ": token id " + tok + " is outside the vocabulary of " + vocab);
+            if (pos >= contextLength) {
+                throw new IllegalArgumentException("batch token " + i + " (sequence " + seq + "): position " + pos
+                        + " is beyond the context length " + contextLength + " (positions 0.." + (contextLength - 1) + ")");
             }
         }
     }
@@ -491,11 +549,12 @@ public final class LlamaRunner implements ModelRunner {
             }
             Rope.rotate(ropeConvention, q, t * qDim, numHeads, headDim, ropeCos, ropeSin, t * half);
             // llama.cpp multiplies an F16 cache's keys with the query rounded to F16 (see AttentionKernel)
-            if (cache.dtype() == KvDtype.F16) AttentionKernel.roundToF16(q, t * qDim, qDim);
+            if (kv.layout().dtype() == KvDtype.F16) AttentionKernel.roundToF16(q, t * qDim, qDim);
             Rope.rotate(ropeConvention, k, t * kvDim, config.numKvHeads(), headDim, ropeCos, ropeSin, t * half);
             int seq = batch.sequenceId(t), pos = batch.position(t);
-            cache.writeKey(kvLayer, seq, pos, k, t * kvDim);
-            cache.writeValue(kvLayer, seq, pos, v, t * kvDim);
+            long slot = cache == null ? batch.slot(t) : cache.slot(seq, pos);
+            kv.writeKey(kvLayer, slot, k, t * kvDim);
+            kv.writeValue(kvLayer, slot, v, t * kvDim);
         }
     }
 
@@ -511,9 +570,10 @@ public final class LlamaRunner implements ModelRunner {
             while (j + 1 < batch.sequenceCount() && (denseStart[j] < 0 || r >= denseStart[j] + batch.lastPosition(j) + 1)) j++;
             int seq = batch.sequence(j), pos = r - denseStart[j], rows = batch.lastPosition(j) + 1;
             int block = denseStart[j] * kvDim;
-            cache.readKey(kvLayer, seq, pos, row, 0);
+            long slot = slot(j, pos);
+            kv.readKey(kvLayer, slot, row, 0);
             for (int c = 0; c < kvDim; c++) denseKeys[block + c * rows + pos] = row[c];
-            cache.readValue(kvLayer, seq, pos, denseValues, r * kvDim);
+            kv.readValue(kvLayer, slot, denseValues, r * kvDim);
         }
     }
 
@@ -538,21 +598,21 @@ public final class LlamaRunner implements ModelRunner {
                     // read the cache in place: the block's heads share one KV head, converted once for all of them
                     if (t != currentToken) {
                         currentToken = t;
-                        int seq = batch.sequenceId(t);
                         n = batch.position(t) + 1;
-                        for (int p = 0; p < n; p++) offs[p] = cache.entryOffset(cache.slot(seq, p));
+                        KvLayout layout = kv.layout();
+                        for (int p = 0; p < n; p++) offs[p] = layout.entryOffset(slot(j, p));
                     }
-                    long headOffset = h0 / groupSize * cache.headStride();
+                    long headOffset = h0 / groupSize * kv.layout().headStride();
                     int o = t * qDim + h0 * headDim;
-                    AttentionKernel.attend(mode, q, o, blockHeads, headDim, attentionScale, cache.keys(kvLayer), cache.values(kvLayer),
-                            cache.dtype().ggmlType(), offs, headOffset, n, sc, contextLength, attentionRows[worker], att, o);
+                    AttentionKernel.attend(mode, q, o, blockHeads, headDim, attentionScale, kv.keys(kvLayer), kv.values(kvLayer),
+                            kv.layout().dtype().ggmlType(), offs, headOffset, n, sc, contextLength, attentionRows[worker], att, o);
                     continue;
                 }
                 for (int h = h0; h < h0 + blockHeads; h++) {
                     int out = t * qDim + h * headDim, rows = batch.lastPosition(j) + 1, kvh = h / groupSize;
                     AttentionKernel.attendTransposed(mode, q, out, headDim, attentionScale,
                             denseKeys, dense * kvDim + kvh * headDim * rows, rows,
-                            denseValues, dense * kvDim + kvh * headDim, kvDim, batch.position(t) + 1, cache.dtype() == KvDtype.F16, sc, att, out);
+                            denseValues, dense * kvDim + kvh * headDim, kvDim, batch.position(t) + 1, kv.layout().dtype() == KvDtype.F16, sc, att, out);
                 }
             }
         }
@@ -578,7 +638,7 @@ public final class LlamaRunner implements ModelRunner {
         float[] sc = scores[worker];
         AttentionKernel.attendTransposed4(q, qo, headDim, attentionScale,
                 denseKeys, dense * kvDim + kvh * headDim * rows, rows,
-                denseValues, dense * kvDim + kvh * headDim, kvDim, ns, cache.dtype() == KvDtype.F16, sc, sc.length / AttentionKernel.QUERIES, att, qo);
+                denseValues, dense * kvDim + kvh * headDim, kvDim, ns, kv.layout().dtype() == KvDtype.F16, sc, sc.length / AttentionKernel.QUERIES, att, qo);
         return true;
     }
 
