@@ -69,6 +69,9 @@ public interface ModelRunner extends AutoCloseable {
         throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot run on bare KV storage");
     }
 
+    /** Bytes of weights, repacked copies, KV storage and scratch this runner holds now. */
+    RunnerMemory memory();
+
     /**
      * Sets the observer that receives each linear layer's input in the following steps
      * ({@link #forward} and {@link #blocks()}); null removes it. Without one a step costs nothing extra.

@@ -23,7 +23,7 @@ public final class ContiguousKvCache implements KvCache {
     private final int[] lengths;
 
     public ContiguousKvCache(int numLayers, int numKvHeads, int headDim, int maxSequences, int maxPositions, KvDtype dtype) {
-        this(checked(numLayers, numKvHeads, headDim, maxSequences, maxPositions, dtype), null);
+        this(layout(numLayers, numKvHeads, headDim, maxSequences, maxPositions, dtype), null);
     }
 
     /** A cache over {@code storage}: one block per sequence, its slots the sequence's positions. */
@@ -48,7 +48,8 @@ public final class ContiguousKvCache implements KvCache {
         this.lengths = new int[maxSequences];
     }
 
-    private static KvLayout checked(int numLayers, int numKvHeads, int headDim, int maxSequences, int maxPositions, KvDtype dtype) {
+    /** The storage layout of a contiguous cache: one block of {@code maxPositions} slots per sequence (checked, with the cache's messages). */
+    public static KvLayout layout(int numLayers, int numKvHeads, int headDim, int maxSequences, int maxPositions, KvDtype dtype) {
         check("numLayers", numLayers);
         check("numKvHeads", numKvHeads);
         check("headDim", headDim);

@@ -1,5 +1,6 @@
-package io.modelopt.core.model.llama;
+package io.modelopt.core.backend.cpu;
 
+import io.modelopt.core.model.llama.TinyLlama;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
