@@ -13,6 +13,7 @@ module io.modelopt.core {
     exports io.modelopt.core.safetensors;
     exports io.modelopt.core.hf;
     exports io.modelopt.core.model;
+    exports io.modelopt.core.loader;
     exports io.modelopt.core.tokenizer;
     exports io.modelopt.core.kernel;
     exports io.modelopt.core.quant;
@@ -20,6 +21,7 @@ module io.modelopt.core {
     exports io.modelopt.core.engine;
     exports io.modelopt.core.eval;
     exports io.modelopt.core.model.llama;
+    exports io.modelopt.core.backend.cpu;
 
     exports io.modelopt.core.spi;
     exports io.modelopt.core.sampling;
@@ -30,5 +32,5 @@ module io.modelopt.core {
     uses io.modelopt.core.spi.Quantizer;
     uses io.modelopt.core.kernel.WeightFormatProvider;
     uses io.modelopt.core.model.WeightBinder;
-    provides io.modelopt.core.engine.Backend with io.modelopt.core.engine.CpuBackend;
+    provides io.modelopt.core.engine.Backend with io.modelopt.core.backend.cpu.CpuBackend;
 }

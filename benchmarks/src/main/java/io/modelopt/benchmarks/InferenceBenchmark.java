@@ -2,13 +2,13 @@ package io.modelopt.benchmarks;
 
 import io.modelopt.core.ProgressListener;
 import io.modelopt.core.engine.Batch;
-import io.modelopt.core.engine.CpuBackend;
+import io.modelopt.core.engine.Backend;
 import io.modelopt.core.engine.Logits;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.kv.KvCache;
 import io.modelopt.core.model.ModelSource;
-import io.modelopt.core.model.ModelSources;
+import io.modelopt.core.loader.ModelSources;
 import io.modelopt.core.synthetic.SyntheticFormat;
 import io.modelopt.core.synthetic.SyntheticModel;
 import io.modelopt.core.synthetic.SyntheticModelCache;
@@ -94,6 +94,10 @@ public class InferenceBenchmark {
     @Param({"42"})
     public long seed;
 
+    /** The backend to run on, by its registered name ({@code -p backend=cuda} with that module on the class path). */
+    @Param({"cpu"})
+    public String backend;
+
     private ModelSource source;
     private ModelRunner runner;
     private KvCache cache;
@@ -109,7 +113,7 @@ public class InferenceBenchmark {
         int vocab = source.config().vocabSize();
         RunnerOptions options = RunnerOptions.builder().threads(threads).maxBatchTokens(PROMPT).maxLogitsRows(1)
                 .contextLength(PROMPT + DECODE_WINDOW).build();
-        runner = new CpuBackend().load(source, options);
+        runner = Backend.named(backend).load(source, options);
         cache = runner.newKvCache(1, PROMPT + DECODE_WINDOW);
 
         SplittableRandom random = new SplittableRandom(TOKEN_SEED);

@@ -6,7 +6,7 @@ import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.kv.KvDtype;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
-import io.modelopt.core.model.ModelSources;
+import io.modelopt.core.loader.ModelSources;
 import io.modelopt.core.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.io.UncheckedIOException;

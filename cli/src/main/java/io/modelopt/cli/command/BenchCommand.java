@@ -3,17 +3,15 @@ package io.modelopt.cli.command;
 import io.modelopt.cli.Args;
 import io.modelopt.cli.ProgressBar;
 import io.modelopt.core.engine.Batch;
-import io.modelopt.core.engine.CpuBackend;
+import io.modelopt.core.engine.Backend;
 import io.modelopt.core.engine.ModelRunner;
+import io.modelopt.core.engine.RunnerMemory;
 import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.json.Json;
-import io.modelopt.core.kernel.WeightMatrix;
 import io.modelopt.core.kv.KvCache;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
-import io.modelopt.core.model.ModelSources;
-import io.modelopt.core.model.llama.LlamaRunner;
-import io.modelopt.core.model.llama.LlamaWeights;
+import io.modelopt.core.loader.ModelSources;
 import io.modelopt.core.synthetic.SyntheticFormat;
 import io.modelopt.core.synthetic.SyntheticModel;
 import io.modelopt.core.synthetic.SyntheticModelCache;
@@ -26,7 +24,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -64,7 +61,7 @@ public final class BenchCommand implements Command {
     @Override public String usage() {
         return """
                 usage: modelopt bench [--model MODEL] [--prompt-tokens N] [--gen-tokens N] [--threads T] [--runs R]
-                                      [--type q8_0|q4_0|f16|f32] [--seed S] [--json FILE]
+                                      [--type q8_0|q4_0|f16|f32] [--seed S] [--json FILE] [--backend NAME]
                   --model MODEL      a .gguf file or HF directory; default: the built-in synthetic small125m
                                      model (134M parameters, random weights, made in the cache on first use)
                   --type TYPE        weight type of the built-in model (default q8_0); not with --model
@@ -74,6 +71,7 @@ public final class BenchCommand implements Command {
                   --threads T        compute threads (default: all %d processors)
                   --runs R           measured runs after warm-up runs (at least 3, and at least 3 s in all) (default %d)
                   --json FILE        also write the figures as JSON
+                  --backend NAME     where the model runs: cpu (default), or a backend module on the class path
                 Prints TTFT (time to the prompt's last logits), prefill and decode tokens/s as median (min-max)
                 over the runs, weight and KV cache bytes, and memory: peak/current RSS, Java heap, and how much
                 of the model file's mapping is resident (weights used in place, not copied)."""
@@ -81,12 +79,13 @@ public final class BenchCommand implements Command {
     }
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        Args args = Args.parse(argv, Set.of("model", "prompt-tokens", "gen-tokens", "threads", "runs", "type", "seed", "json"), Set.of());
+        Args args = Args.parse(argv, Set.of("model", "prompt-tokens", "gen-tokens", "threads", "runs", "type", "seed", "json", "backend"), Set.of());
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
         int promptTokens = positive(args, "prompt-tokens", DEFAULT_PROMPT, 1);
         int genTokens = positive(args, "gen-tokens", DEFAULT_GEN, 0);
         int threads = positive(args, "threads", Runtime.getRuntime().availableProcessors(), 1);
         int runs = positive(args, "runs", DEFAULT_RUNS, 1);
+        Backend backend = CommandOptions.backend(args);
         if (args.has("model") && (args.has("type") || args.has("seed"))) {
             throw new Args.UsageException("--type and --seed choose the built-in synthetic model; they do not apply with --model");
         }
@@ -117,7 +116,7 @@ public final class BenchCommand implements Command {
             }
             RunnerOptions options = RunnerOptions.builder().threads(threads).maxBatchTokens(promptTokens).maxLogitsRows(1)
                     .contextLength(context).build();
-            try (ModelRunner runner = new CpuBackend().load(source, options); KvCache cache = runner.newKvCache(1, context)) {
+            try (ModelRunner runner = backend.load(source, options); KvCache cache = runner.newKvCache(1, context)) {
                 long loadNanos = System.nanoTime() - loadStart;
                 int[] ids = InferenceBench.prompt(promptTokens, config.vocabSize(), config.bosTokenId(), PROMPT_SEED);
                 Batch prompt = Batch.ofSequence(0, 0, ids, false);
@@ -168,7 +167,8 @@ public final class BenchCommand implements Command {
             tensorBytes += t.byteSize();
             bytesByType.merge(t.type().name(), t.byteSize(), Long::sum);
         }
-        long repacked = repackedBytes(runner);
+        RunnerMemory memory = runner.memory();
+        long repacked = memory.repackedBytes();
         // a full GC first, so "heap used" is the live heap the model and runner keep, not garbage
         System.gc();
         Runtime rt = Runtime.getRuntime();
@@ -200,6 +200,7 @@ public final class BenchCommand implements Command {
             if (alloc >= 0) r.put("decode_allocated_bytes_per_token", alloc);
         }
         r.put("kv_cache_bytes", cache.byteSize());
+        r.put("runner_scratch_bytes", memory.scratchBytes());
         r.put("kv_cache_dtype", cache.dtype().toString());
         r.put("kv_cache_positions", promptTokens + genTokens);
         peak.ifPresent(v -> r.put("rss_peak_bytes", v));
@@ -229,21 +230,6 @@ public final class BenchCommand implements Command {
         long n = 0;
         for (TensorData t : source.tensors().values()) n += t.elementCount();
         return n;
-    }
-
-    /** Bytes the kernels hold beyond the mapped tensors (load-time repacked copies), each matrix once. */
-    private static long repackedBytes(ModelRunner runner) {
-        if (!(runner instanceof LlamaRunner lr)) return 0;
-        LlamaWeights w = lr.weights();
-        Map<WeightMatrix, Boolean> seen = new IdentityHashMap<>();
-        List<WeightMatrix> all = new ArrayList<>(List.of(w.tokenEmbedding(), w.output()));
-        for (int i = 0; i < w.numLayers(); i++) {
-            LlamaWeights.Layer l = w.layer(i);
-            all.addAll(List.of(l.wq(), l.wk(), l.wv(), l.wo(), l.gate(), l.up(), l.down()));
-        }
-        long sum = 0;
-        for (WeightMatrix m : all) if (seen.put(m, Boolean.TRUE) == null) sum += m.residentBytes();
-        return sum;
     }
 
     /** The files a model's tensors are mapped from: the GGUF, or the directory's safetensors files. */

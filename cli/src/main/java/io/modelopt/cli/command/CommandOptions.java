@@ -1,12 +1,29 @@
 package io.modelopt.cli.command;
 
 import io.modelopt.cli.Args;
+import io.modelopt.core.engine.Backend;
 import io.modelopt.core.kv.KvDtype;
 import java.util.Locale;
 
-/** Options shared by the commands that run a model (--threads, --kv, --ctx), parsed and checked alike. */
+/** Options shared by the commands that run a model (--backend, --threads, --kv, --ctx), parsed and checked alike. */
 final class CommandOptions {
     private CommandOptions() {}
+
+    /** Usage line of {@code --backend}, the same in every command. */
+    static final String BACKEND_USAGE = "  --backend NAME        where the model runs: cpu (default), or a backend module on the class path (e.g. cuda)";
+
+    /** {@code --backend NAME}: a registered backend that can run here; default {@code cpu}. */
+    static Backend backend(Args args) {
+        String name = args.get("backend", "cpu");
+        Backend b;
+        try {
+            b = Backend.named(name);
+        } catch (IllegalArgumentException e) {
+            throw new Args.UsageException("--backend: " + e.getMessage());
+        }
+        if (!b.isAvailable()) throw new Args.UsageException("--backend " + name + " is not available on this machine");
+        return b;
+    }
 
     /** {@code --threads T}: at least 1; default all processors. */
     static int threads(Args args) {

@@ -2,7 +2,7 @@ package io.modelopt.cli.command;
 
 import io.modelopt.cli.Args;
 import io.modelopt.core.ModelOptimizer;
-import io.modelopt.core.engine.CpuBackend;
+import io.modelopt.core.engine.Backend;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.generate.GenerationOptions;
@@ -41,18 +41,19 @@ public final class GenerateCommand implements Command {
                   --repeat-last-n N     window of the repeat penalty (default 64)
                   --seed S              random seed of the sampler (default: random, printed in the stats)
                   --stop STR            stop when the text contains STR (STR itself is not printed)
+                  %s
                   --threads T           worker threads (default: all processors)
                   --ctx N               context length: prompt + generated tokens (default and maximum:
                                         the model's trained context length)
                   --kv f16|f32          KV cache element type (default f16)
                   --echo                print the prompt before the generated text
                 Generation ends at an end-of-sequence token, the stop string, --max-tokens, or when
-                prompt + generated tokens fill the context. Stats go to stderr.""";
+                prompt + generated tokens fill the context. Stats go to stderr.""".formatted(CommandOptions.BACKEND_USAGE.strip());
     }
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         Args args = Args.parse(argv, Set.of("model", "prompt", "max-tokens", "temperature", "top-k", "top-p", "min-p",
-                "repeat-penalty", "repeat-last-n", "seed", "stop", "threads", "ctx", "kv"), Set.of("echo"));
+                "repeat-penalty", "repeat-last-n", "seed", "stop", "threads", "ctx", "kv", "backend"), Set.of("echo"));
         Path model = Path.of(args.require("model"));
         String prompt = args.require("prompt");
         SamplingParams.Builder sb = SamplingParams.builder()
@@ -73,11 +74,12 @@ public final class GenerateCommand implements Command {
         }
         KvDtype kv = CommandOptions.kvDtype(args);
         int threads = CommandOptions.threads(args);
+        Backend backend = CommandOptions.backend(args);
 
         try (ModelOptimizer m = ModelOptimizer.load(model)) {
             int ctx = CommandOptions.contextLength(args, m.config().contextLength(), 1);
             RunnerOptions ro = RunnerOptions.builder().threads(threads).kvDtype(kv).contextLength(ctx).maxLogitsRows(1).build();
-            try (ModelRunner runner = new CpuBackend().load(m.source(), ro); Generator g = new Generator(runner, m.tokenizer())) {
+            try (ModelRunner runner = backend.load(m.source(), ro); Generator g = new Generator(runner, m.tokenizer())) {
                 if (args.has("echo")) out.print(prompt);
                 GenerationResult r = g.generate(prompt, options, TokenListener.text(s -> {
                     out.print(s);

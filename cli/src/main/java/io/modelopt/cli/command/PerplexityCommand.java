@@ -3,7 +3,7 @@ package io.modelopt.cli.command;
 import io.modelopt.cli.Args;
 import io.modelopt.cli.ProgressBar;
 import io.modelopt.core.ModelOptimizer;
-import io.modelopt.core.engine.CpuBackend;
+import io.modelopt.core.engine.Backend;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.eval.Perplexity;
@@ -38,14 +38,15 @@ public final class PerplexityCommand implements Command {
                                         windows: non-overlapping windows as they are, every next token
                                         scored (the GPTQ/AWQ papers' protocol)
                   --chunks N            evaluate only the first N windows (default: all)
+                  %s
                   --threads T           worker threads (default: all processors)
                   --kv f16|f32          KV cache element type (default f16, as llama.cpp)
                 Prints tokens, windows, scored tokens, mean NLL, the +/- llama.cpp prints and seconds;
-                the last line is "perplexity: <value>". Progress goes to stderr.""";
+                the last line is "perplexity: <value>". Progress goes to stderr.""".formatted(CommandOptions.BACKEND_USAGE.strip());
     }
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        Args args = Args.parse(argv, Set.of("model", "text", "ctx", "method", "chunks", "threads", "kv"), Set.of());
+        Args args = Args.parse(argv, Set.of("model", "text", "ctx", "method", "chunks", "threads", "kv", "backend"), Set.of());
         Path model = Path.of(args.require("model"));
         Path textFile = Path.of(args.require("text"));
         String method = args.get("method", "llama.cpp").toLowerCase(Locale.ROOT);
@@ -56,6 +57,7 @@ public final class PerplexityCommand implements Command {
         if (chunks < 0) throw new Args.UsageException("--chunks must be >= 0, got " + chunks);
         KvDtype kv = CommandOptions.kvDtype(args);
         int threads = CommandOptions.threads(args);
+        Backend backend = CommandOptions.backend(args);
         if (Files.isDirectory(textFile)) throw new Args.UsageException("--text " + textFile + " is a directory, not a text file");
         String text;
         try {
@@ -79,7 +81,7 @@ public final class PerplexityCommand implements Command {
             if (chunks > 0) protocol = protocol.withMaxWindows(chunks);
             RunnerOptions ro = RunnerOptions.builder().threads(threads).kvDtype(kv).contextLength(ctx).build();
             Perplexity.Result r;
-            try (ModelRunner runner = new CpuBackend().load(m.source(), ro)) {
+            try (ModelRunner runner = backend.load(m.source(), ro)) {
                 r = Perplexity.evaluate(runner, tokens, protocol, new ProgressBar(err));
             }
             double seconds = (System.nanoTime() - start) / 1e9;

@@ -37,6 +37,15 @@ class GenerateCommandTest {
     }
 
     @Test
+    void backendsAreChosenByName() {
+        CliRun cpu = CliRun.of("generate", "--model", model(), "--prompt", "x", "--max-tokens", "2", "--backend", "cpu");
+        assertEquals(0, cpu.code(), cpu.toString());
+        CliRun none = CliRun.of("generate", "--model", model(), "--prompt", "x", "--backend", "tpu");
+        assertEquals(2, none.code());
+        assertTrue(none.err().contains("no backend named 'tpu'") && none.err().contains("[cpu"), none.err());
+    }
+
+    @Test
     void badInputIsAUsageError() {
         CliRun unknown = CliRun.of("generate", "--model", model(), "--prompt", "x", "--tempreature", "1");
         assertEquals(2, unknown.code());

@@ -14,6 +14,13 @@ import java.util.Arrays;
  * need the model or the cache (token id below the vocabulary size, position below the context
  * length, no gap after what the cache already holds) are checked by the runner.
  *
+ * <p><b>Where the keys and values go.</b> With a {@link io.modelopt.core.kv.KvCache} the cache's
+ * own mapping places them (the contiguous default). For bare {@link io.modelopt.core.kv.KvStorage}
+ * (a paged cache, vLLM style) the batch carries the mapping: a block size and, per sequence, a
+ * block table (logical block {@code i} of the sequence, positions {@code [i·blockSize, (i+1)·blockSize)},
+ * lives in physical block {@code table[i]}); token {@code i}'s slot ({@link #slot(int)}, vLLM's
+ * {@code slot_mapping}) is {@code table[pos / blockSize] · blockSize + pos % blockSize}.
+ *
  * <p>Immutable. Logits rows come back in batch order of the flagged tokens: the k-th flagged
  * token's logits are row k.
  */
@@ -29,8 +36,14 @@ public final class Batch {
     private final int[] lastPositions;
     /** For each token, the index of its sequence in {@link #distinctSequences}. */
     private final int[] sequenceIndex;
+    /** 0 without block tables. */
+    private final int blockSize;
+    /** Per distinct sequence (index j): its physical blocks in logical order; null without block tables. */
+    private final int[][] blockTables;
+    /** Per token: the slot its key and value are written to; null without block tables. */
+    private final long[] slotMapping;
 
-    private Batch(int n, int[] tokens, int[] positions, int[] sequenceIds, boolean[] wantLogits) {
+    private Batch(int n, int[] tokens, int[] positions, int[] sequenceIds, boolean[] wantLogits, int blockSize, int[] tableSeqs, int[][] tables, int nTables) {
         this.tokens = Arrays.copyOf(tokens, n);
         this.positions = Arrays.copyOf(positions, n);
         this.sequenceIds = Arrays.copyOf(sequenceIds, n);
@@ -72,6 +85,30 @@ public final class Batch {
         this.lastPositions = Arrays.copyOf(last, nSeq);
         this.logitsTokenIndex = new int[flagged];
         for (int i = 0, k = 0; i < n; i++) if (this.wantLogits[i]) logitsTokenIndex[k++] = i;
+        this.blockSize = blockSize;
+        if (blockSize == 0) {
+            if (nTables > 0) throw new IllegalArgumentException("block tables need a block size (Builder.blockSize)");
+            this.blockTables = null;
+            this.slotMapping = null;
+        } else {
+            this.blockTables = new int[nSeq][];
+            for (int j = 0; j < nSeq; j++) {
+                int seq = distinctSequences[j], t = indexOf(tableSeqs, nTables, seq);
+                if (t < 0) throw new IllegalArgumentException("sequence " + seq + " has no block table (every sequence of a batch with block tables needs one)");
+                int[] table = tables[t];
+                long needed = lastPositions[j] / blockSize + 1;
+                if (table.length < needed) {
+                    throw new IllegalArgumentException("sequence " + seq + ": a block table of " + table.length + " blocks of " + blockSize
+                            + " slots does not reach position " + lastPositions[j]);
+                }
+                for (int b = 0; b < needed; b++) {
+                    if (table[b] < 0) throw new IllegalArgumentException("sequence " + seq + ": block table entry " + b + " is " + table[b] + ", must be >= 0");
+                }
+                blockTables[j] = table;
+            }
+            this.slotMapping = new long[n];
+            for (int i = 0; i < n; i++) slotMapping[i] = slot(sequenceIndex[i], this.positions[i]);
+        }
     }
 
     private static int indexOf(int[] a, int n, int v) {
@@ -114,6 +151,34 @@ public final class Batch {
     /** The index j (for {@link #sequence(int)} etc.) of token {@code i}'s sequence. */
     public int sequenceIndex(int i) { return sequenceIndex[i]; }
 
+    /** Whether the batch says where each position's keys and values live (block tables), for runs on bare KV storage. */
+    public boolean hasBlockTables() { return blockTables != null; }
+
+    /** Slots per block of the block tables; 0 without them. */
+    public int blockSize() { return blockSize; }
+
+    /** Blocks in the table of the j-th distinct sequence. */
+    public int blockTableLength(int j) { return tables()[j].length; }
+
+    /** Physical block of logical block {@code i} of the j-th distinct sequence. */
+    public int block(int j, int i) { return tables()[j][i]; }
+
+    /** The slot of position {@code pos} of the j-th distinct sequence (any position its table covers, not only this batch's). */
+    public long slot(int j, int pos) {
+        return (long) tables()[j][pos / blockSize] * blockSize + pos % blockSize;
+    }
+
+    /** The slot token {@code i}'s key and value are written to (vLLM's {@code slot_mapping}). */
+    public long slot(int i) {
+        tables();
+        return slotMapping[i];
+    }
+
+    private int[][] tables() {
+        if (blockTables == null) throw new IllegalStateException("this batch has no block tables");
+        return blockTables;
+    }
+
     /** The largest sequence id in the batch. */
     public int maxSequenceId() {
         int m = 0;
@@ -153,6 +218,9 @@ public final class Batch {
         private int n;
         private int[] tokens, positions, seqIds;
         private boolean[] logits;
+        private int blockSize, nTables;
+        private int[] tableSeqs = new int[4];
+        private int[][] tables = new int[4][];
 
         private Builder(int capacity) {
             tokens = new int[capacity];
@@ -190,13 +258,47 @@ public final class Batch {
             return this;
         }
 
-        public int size() { return n; }
-
-        public Builder clear() {
-            n = 0;
+        /** Slots per block of the block tables (see {@link #blockTable}). */
+        public Builder blockSize(int slots) {
+            if (slots < 1) throw new IllegalArgumentException("block size (" + slots + ") must be >= 1");
+            blockSize = slots;
             return this;
         }
 
-        public Batch build() { return new Batch(n, tokens, positions, seqIds, logits); }
+        /**
+         * Sequence {@code seq}'s physical blocks in logical order (copied at {@link #build()}); replaces
+         * an earlier table of the same sequence. With block tables every sequence of the batch needs one.
+         */
+        public Builder blockTable(int seq, int[] blocks) {
+            for (int t = 0; t < nTables; t++) {
+                if (tableSeqs[t] == seq) {
+                    tables[t] = blocks;
+                    return this;
+                }
+            }
+            if (nTables == tables.length) {
+                tableSeqs = Arrays.copyOf(tableSeqs, 2 * nTables);
+                tables = Arrays.copyOf(tables, 2 * nTables);
+            }
+            tableSeqs[nTables] = seq;
+            tables[nTables++] = blocks;
+            return this;
+        }
+
+        public int size() { return n; }
+
+        /** Forgets the tokens and the block tables. */
+        public Builder clear() {
+            n = 0;
+            nTables = 0;
+            blockSize = 0;
+            return this;
+        }
+
+        public Batch build() {
+            int[][] copies = new int[nTables][];
+            for (int t = 0; t < nTables; t++) copies[t] = tables[t].clone();
+            return new Batch(n, tokens, positions, seqIds, logits, blockSize, tableSeqs, copies, nTables);
+        }
     }
 }

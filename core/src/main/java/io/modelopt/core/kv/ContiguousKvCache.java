@@ -1,7 +1,5 @@
 package io.modelopt.core.kv;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
 /**
@@ -9,71 +7,68 @@ import java.util.Arrays;
  * {@code seq × maxPositions + pos}, stored {@code [seq][kvHead][pos][headDim]} (each head's
  * positions contiguous, see {@link KvCache}). Right for one or a few sequences (generation, perplexity,
  * tests); a server with many sequences of varying length wants the paged cache of the kvcache
- * module, which implements the same {@link KvCache} interface.
+ * module, whose block manager passes block tables with each batch over a bare {@link KvStorage}.
  *
- * <p>Storage is off-heap, two segments (keys, values) per layer in a shared {@link Arena} this
- * cache owns ({@link #close()} frees it at once rather than at some later GC). Off-heap rather
- * than {@code float[]}: the attention kernel reads every cache through {@link MemorySegment}s
+ * <p>Storage is a {@link KvStorage} of {@code maxSequences} blocks of {@code maxPositions} slots;
+ * the default one ({@link HostKvStorage}) is off-heap, two segments (keys, values) per layer in a shared arena it
+ * owns ({@link #close()} frees it at once rather than at some later GC). Off-heap rather
+ * than {@code float[]}: the attention kernel reads every cache through {@link java.lang.foreign.MemorySegment}s
  * (the paged and CUDA caches have no Java arrays), F16 needs no array type, a segment is not
  * limited to 2^31 elements, and the GC never scans or copies it. The arena is shared because the
  * compute pool's workers write and read it. Memory starts zeroed.
  */
 public final class ContiguousKvCache implements KvCache {
-    private final int numLayers, numKvHeads, headDim, maxSequences, maxPositions;
-    private final long entryBytes, headStride, sequenceBytes;
-    private final KvDtype dtype;
-    private final Arena arena;
-    private final MemorySegment[] keys, values;
+    private final int maxSequences, maxPositions;
+    private final KvStorage storage;
     private final int[] lengths;
-    private final long byteSize;
 
     public ContiguousKvCache(int numLayers, int numKvHeads, int headDim, int maxSequences, int maxPositions, KvDtype dtype) {
+        this(layout(numLayers, numKvHeads, headDim, maxSequences, maxPositions, dtype), null);
+    }
+
+    /** A cache over {@code storage}: one block per sequence, its slots the sequence's positions. */
+    public ContiguousKvCache(KvStorage storage) {
+        this(storage.layout(), storage);
+    }
+
+    private ContiguousKvCache(KvLayout layout, KvStorage storage) {
+        if (layout.scales() != KvScaleLayout.NONE) throw new IllegalArgumentException("a contiguous cache holds unscaled F16/F32 entries, not " + layout);
+        this.maxSequences = layout.numBlocks();
+        this.maxPositions = layout.blockSize();
+        if (storage == null) {
+            try {
+                storage = new HostKvStorage(layout);
+            } catch (IllegalStateException e) {
+                throw new IllegalStateException("cannot allocate a KV cache of " + layout.byteSize() + " bytes (" + layout.numLayers() + " layers x "
+                        + maxSequences + " sequences x " + maxPositions + " positions x " + layout.numKvHeads() + " heads x " + layout.headDim()
+                        + " x " + layout.dtype() + ")", e.getCause());
+            }
+        }
+        this.storage = storage;
+        this.lengths = new int[maxSequences];
+    }
+
+    /** The storage layout of a contiguous cache: one block of {@code maxPositions} slots per sequence (checked, with the cache's messages). */
+    public static KvLayout layout(int numLayers, int numKvHeads, int headDim, int maxSequences, int maxPositions, KvDtype dtype) {
         check("numLayers", numLayers);
         check("numKvHeads", numKvHeads);
         check("headDim", headDim);
         check("maxSequences", maxSequences);
         check("maxPositions", maxPositions);
-        this.numLayers = numLayers;
-        this.numKvHeads = numKvHeads;
-        this.headDim = headDim;
-        this.maxSequences = maxSequences;
-        this.maxPositions = maxPositions;
-        this.dtype = java.util.Objects.requireNonNull(dtype, "dtype");
-        this.entryBytes = (long) headDim * dtype.bytes();
-        long perLayer;
+        java.util.Objects.requireNonNull(dtype, "dtype");
         try {
-            this.headStride = Math.multiplyExact(entryBytes, (long) maxPositions);
-            this.sequenceBytes = Math.multiplyExact(headStride, (long) numKvHeads);
-            perLayer = Math.multiplyExact(sequenceBytes, (long) maxSequences);
-            this.byteSize = Math.multiplyExact(perLayer, 2L * numLayers);
-        } catch (ArithmeticException e) {
+            return KvLayout.of(numLayers, numKvHeads, headDim, maxSequences, maxPositions, dtype);
+        } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("KV cache of " + numLayers + " layers x " + maxSequences + " sequences x " + maxPositions
                     + " positions x " + numKvHeads + " heads x " + headDim + " x " + dtype + " overflows a long");
         }
-        this.arena = Arena.ofShared();
-        this.keys = new MemorySegment[numLayers];
-        this.values = new MemorySegment[numLayers];
-        try {
-            for (int l = 0; l < numLayers; l++) {
-                keys[l] = arena.allocate(perLayer, 64);
-                values[l] = arena.allocate(perLayer, 64);
-            }
-        } catch (OutOfMemoryError e) {
-            arena.close();
-            throw new IllegalStateException("cannot allocate a KV cache of " + byteSize + " bytes (" + numLayers + " layers x "
-                    + maxSequences + " sequences x " + maxPositions + " positions x " + numKvHeads + " heads x " + headDim + " x " + dtype + ")", e);
-        }
-        this.lengths = new int[maxSequences];
     }
 
     private static void check(String what, int v) {
         if (v < 1) throw new IllegalArgumentException("KV cache " + what + " (" + v + ") must be >= 1");
     }
 
-    @Override public int numLayers() { return numLayers; }
-    @Override public int numKvHeads() { return numKvHeads; }
-    @Override public int headDim() { return headDim; }
-    @Override public KvDtype dtype() { return dtype; }
+    @Override public KvStorage storage() { return storage; }
     @Override public int maxSequences() { return maxSequences; }
 
     /** Positions per sequence. */
@@ -107,6 +102,7 @@ public final class ContiguousKvCache implements KvCache {
         lengths[seq] = length;
     }
 
+    /** Slot {@code seq × maxPositions + pos}: block {@code seq}, token {@code pos} of it. */
     @Override public long slot(int seq, int pos) {
         if (pos < 0 || pos >= maxPositions) {
             throw new IndexOutOfBoundsException("position " + pos + " outside the KV cache's " + maxPositions + " positions per sequence");
@@ -114,19 +110,7 @@ public final class ContiguousKvCache implements KvCache {
         return (long) checkSeq(seq) * maxPositions + pos;
     }
 
-    @Override public long entryOffset(long slot) {
-        return slot / maxPositions * sequenceBytes + slot % maxPositions * entryBytes;
-    }
-
-    @Override public long headStride() { return headStride; }
-
-    @Override public MemorySegment keys(int layer) { return keys[layer]; }
-    @Override public MemorySegment values(int layer) { return values[layer]; }
-    @Override public long byteSize() { return byteSize; }
-
-    @Override public void close() {
-        if (arena.scope().isAlive()) arena.close();
-    }
+    @Override public void close() { storage.close(); }
 
     private int checkSeq(int seq) {
         if (seq < 0 || seq >= maxSequences) {
@@ -136,7 +120,7 @@ public final class ContiguousKvCache implements KvCache {
     }
 
     @Override public String toString() {
-        return "ContiguousKvCache[" + numLayers + " layers, " + maxSequences + " x " + maxPositions + " positions, " + numKvHeads + " heads x " + headDim
-                + ", " + dtype + ", " + byteSize + " B]";
+        return "ContiguousKvCache[" + numLayers() + " layers, " + maxSequences + " x " + maxPositions + " positions, " + numKvHeads() + " heads x " + headDim()
+                + ", " + dtype() + ", " + byteSize() + " B]";
     }
 }

@@ -21,25 +21,34 @@ import java.nio.ByteOrder;
  * {@link #slot}, {@link #entryOffset}, {@link #headStride}, {@link #keys}/{@link #values} and
  * {@link #dtype}.
  *
+ * <p>This is storage ({@link #storage()}) together with a fixed mapping ({@link #slot}): the
+ * default for one or a few sequences (generation, perplexity). A paged cache keeps the mapping
+ * out of the storage: its block manager hands each step's {@link io.modelopt.core.engine.Batch}
+ * the block tables, and the runner runs on the bare {@link KvStorage}
+ * ({@link io.modelopt.core.engine.ModelRunner#forward(io.modelopt.core.engine.Batch, KvStorage)}).
+ *
  * <p>The cache tracks, per sequence, how many positions ({@link #length}) hold valid data; the
  * runner sets it after each forward step. Writes and reads from different threads to different
  * slots are safe; everything else is single-threaded (one scheduler step at a time).
  */
 public interface KvCache extends AutoCloseable {
-    ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    ValueLayout.OfShort F16_LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    ValueLayout.OfFloat F32_LE = KvStorage.F32_LE;
+    ValueLayout.OfShort F16_LE = KvStorage.F16_LE;
 
-    int numLayers();
+    /** The memory the entries live in. */
+    KvStorage storage();
 
-    int numKvHeads();
+    default int numLayers() { return storage().layout().numLayers(); }
+
+    default int numKvHeads() { return storage().layout().numKvHeads(); }
 
     /** Elements of one head's key (or value) entry. */
-    int headDim();
+    default int headDim() { return storage().layout().headDim(); }
 
     /** Elements of a position's key (or value) over all heads: numKvHeads × headDim. */
     default int kvDim() { return numKvHeads() * headDim(); }
 
-    KvDtype dtype();
+    default KvDtype dtype() { return storage().layout().dtype(); }
 
     /** Sequence ids are {@code 0 .. maxSequences()-1}. */
     int maxSequences();
@@ -66,66 +75,34 @@ public interface KvCache extends AutoCloseable {
     long slot(int seq, int pos);
 
     /** Byte offset, in {@link #keys}/{@link #values}, of KV head 0's entry of {@code slot}. */
-    long entryOffset(long slot);
+    default long entryOffset(long slot) { return storage().layout().entryOffset(slot); }
 
     /** Bytes from KV head {@code h}'s entry of a slot to head {@code h + 1}'s entry of the same slot. */
-    long headStride();
+    default long headStride() { return storage().layout().headStride(); }
 
     /** Key storage of {@code layer}: every slot's entries of {@link #dtype()}, little endian, at {@link #entryOffset}. */
-    MemorySegment keys(int layer);
+    default MemorySegment keys(int layer) { return storage().keys(layer); }
 
     /** Value storage of {@code layer}, laid out like {@link #keys}. */
-    MemorySegment values(int layer);
+    default MemorySegment values(int layer) { return storage().values(layer); }
 
     /** Bytes of one head's entry. */
     default long entryBytes() { return (long) headDim() * dtype().bytes(); }
 
     /** Exact bytes of key and value storage this cache holds. */
-    long byteSize();
+    default long byteSize() { return storage().byteSize(); }
 
     /** Stores {@code src[off .. off+kvDim)} (head after head) as the key of (seq, pos), converting to {@link #dtype()}. */
-    default void writeKey(int layer, int seq, int pos, float[] src, int off) {
-        write(keys(layer), entryOffset(slot(seq, pos)), src, off);
-    }
+    default void writeKey(int layer, int seq, int pos, float[] src, int off) { storage().writeKey(layer, slot(seq, pos), src, off); }
 
     /** Stores a value, like {@link #writeKey}. */
-    default void writeValue(int layer, int seq, int pos, float[] src, int off) {
-        write(values(layer), entryOffset(slot(seq, pos)), src, off);
-    }
+    default void writeValue(int layer, int seq, int pos, float[] src, int off) { storage().writeValue(layer, slot(seq, pos), src, off); }
 
     /** Reads the key of (seq, pos), all heads, into {@code dst[off .. off+kvDim)} as floats. */
-    default void readKey(int layer, int seq, int pos, float[] dst, int off) {
-        read(keys(layer), entryOffset(slot(seq, pos)), dst, off);
-    }
+    default void readKey(int layer, int seq, int pos, float[] dst, int off) { storage().readKey(layer, slot(seq, pos), dst, off); }
 
     /** Reads a value, like {@link #readKey}. */
-    default void readValue(int layer, int seq, int pos, float[] dst, int off) {
-        read(values(layer), entryOffset(slot(seq, pos)), dst, off);
-    }
-
-    private void write(MemorySegment seg, long entry, float[] src, int off) {
-        int d = headDim();
-        long stride = headStride();
-        for (int h = 0; h < numKvHeads(); h++, entry += stride, off += d) {
-            if (dtype() == KvDtype.F32) {
-                MemorySegment.copy(src, off, seg, F32_LE, entry, d);
-            } else {
-                for (int i = 0; i < d; i++) seg.set(F16_LE, entry + 2L * i, Float.floatToFloat16(src[off + i]));
-            }
-        }
-    }
-
-    private void read(MemorySegment seg, long entry, float[] dst, int off) {
-        int d = headDim();
-        long stride = headStride();
-        for (int h = 0; h < numKvHeads(); h++, entry += stride, off += d) {
-            if (dtype() == KvDtype.F32) {
-                MemorySegment.copy(seg, F32_LE, entry, dst, off, d);
-            } else {
-                for (int i = 0; i < d; i++) dst[off + i] = Float.float16ToFloat(seg.get(F16_LE, entry + 2L * i));
-            }
-        }
-    }
+    default void readValue(int layer, int seq, int pos, float[] dst, int off) { storage().readValue(layer, slot(seq, pos), dst, off); }
 
     /** Frees the storage; the cache must not be used afterwards. */
     @Override void close();

@@ -1,5 +1,6 @@
 package io.modelopt.core.engine;
 
+import io.modelopt.core.backend.cpu.CpuBackend;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;

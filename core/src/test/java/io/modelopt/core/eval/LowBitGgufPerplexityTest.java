@@ -7,7 +7,7 @@ import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.gguf.GgufModelSource;
 import io.modelopt.core.kv.KvDtype;
-import io.modelopt.core.model.llama.LlamaRunner;
+import io.modelopt.core.backend.cpu.CpuLlamaRunner;
 import io.modelopt.core.testing.Fixtures;
 import io.modelopt.core.tokenizer.Tokenizer;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,7 +27,7 @@ class LowBitGgufPerplexityTest {
             Tokenizer tok = src.tokenizer();
             int[] tokens = tok.encode(PerplexityFixture.read(Fixtures.file("corpora/brown/test.txt")), true, false);
             RunnerOptions options = RunnerOptions.builder().threads(2).kvDtype(KvDtype.F16).maxBatchTokens(1024).build();
-            try (ModelRunner runner = LlamaRunner.load(src, options)) {
+            try (ModelRunner runner = CpuLlamaRunner.load(src, options)) {
                 Perplexity.Result r = Perplexity.evaluate(runner, tokens, WindowProtocol.llamaCpp(256, tok.bosId()), null);
                 double rel = r.perplexity() / llamaPpl - 1;
                 System.out.printf("%s: PPL %.4f vs llama.cpp %.4f (%+.2e relative)%n", file, r.perplexity(), llamaPpl, rel);

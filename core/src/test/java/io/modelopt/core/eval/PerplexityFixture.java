@@ -9,7 +9,7 @@ import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.gguf.GgufModelSource;
 import io.modelopt.core.kv.KvDtype;
-import io.modelopt.core.model.llama.LlamaRunner;
+import io.modelopt.core.backend.cpu.CpuLlamaRunner;
 import io.modelopt.core.testing.Fixtures;
 import io.modelopt.core.tokenizer.Tokenizer;
 import java.io.IOException;
@@ -67,7 +67,7 @@ final class PerplexityFixture {
             RunnerOptions options = RunnerOptions.builder().threads(2).kvDtype(row.kv()).maxBatchTokens(4 * nCtx(row.model())).build();
             ModelRunner runner;
             try {
-                runner = LlamaRunner.load(src, options);
+                runner = CpuLlamaRunner.load(src, options);
             } catch (UnsupportedOperationException e) {
                 assumeTrue(false, "skipped: " + row.file() + " uses a weight format without a kernel yet: " + e.getMessage());
                 return;

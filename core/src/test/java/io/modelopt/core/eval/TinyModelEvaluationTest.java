@@ -10,7 +10,7 @@ import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.kv.KvDtype;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.RopeConvention;
-import io.modelopt.core.model.llama.LlamaRunner;
+import io.modelopt.core.backend.cpu.CpuLlamaRunner;
 import io.modelopt.core.model.llama.TinyLlama;
 import java.util.ArrayList;
 import java.util.List;
@@ -69,7 +69,7 @@ class TinyModelEvaluationTest {
             double refErr = refPpl * Math.sqrt((ref[1] - ref[0] * ref[0]) / (ref[2] - 1));
             // 64 tokens: 4 windows per forward; 16: one window per forward; 5 tokens/5 rows: windows in pieces
             for (int[] limits : new int[][] {{64, 64}, {16, 16}, {5, 5}, {64, 7}}) {
-                try (ModelRunner runner = LlamaRunner.load(model, opts(limits[0], limits[1]))) {
+                try (ModelRunner runner = CpuLlamaRunner.load(model, opts(limits[0], limits[1]))) {
                     List<long[]> progress = new ArrayList<>();
                     Perplexity.Result r = Perplexity.evaluate(runner, tokens, p, (stage, done, total) -> progress.add(new long[] {done, total}));
                     assertEquals(7, r.windows());
@@ -91,7 +91,7 @@ class TinyModelEvaluationTest {
         int[] tokens = stream(12 * 5, 2);
         WindowProtocol p = WindowProtocol.nonOverlapping(12);
         assertEquals(11, p.scoredPerWindow());
-        try (TinyLlama model = new TinyLlama(CONFIG, 4); ModelRunner runner = LlamaRunner.load(model, opts(32, 32))) {
+        try (TinyLlama model = new TinyLlama(CONFIG, 4); ModelRunner runner = CpuLlamaRunner.load(model, opts(32, 32))) {
             double[] ref = reference(model, tokens, p);
             Perplexity.Result r = Perplexity.evaluate(runner, tokens, p, null);
             assertEquals(5 * 11, r.tokensScored());
@@ -106,7 +106,7 @@ class TinyModelEvaluationTest {
     void badProtocolsAreRejected() {
         assertThrows(IllegalArgumentException.class, () -> new WindowProtocol(1, 0, -1, 0));
         assertThrows(IllegalArgumentException.class, () -> new WindowProtocol(8, 7, -1, 0));
-        try (TinyLlama model = new TinyLlama(CONFIG, 4); ModelRunner runner = LlamaRunner.load(model, opts(32, 32))) {
+        try (TinyLlama model = new TinyLlama(CONFIG, 4); ModelRunner runner = CpuLlamaRunner.load(model, opts(32, 32))) {
             var e = assertThrows(IllegalArgumentException.class, () -> Perplexity.evaluate(runner, stream(200, 1), WindowProtocol.llamaCpp(128, 1), null));
             assertTrue(e.getMessage().contains("context length 64"), e.getMessage());
             e = assertThrows(IllegalArgumentException.class, () -> Perplexity.evaluate(runner, stream(10, 1), WindowProtocol.llamaCpp(16, 1), null));
@@ -120,10 +120,10 @@ class TinyModelEvaluationTest {
         WindowProtocol p = WindowProtocol.llamaCpp(16, BOS);
         try (TinyLlama model = new TinyLlama(CONFIG, 9); TinyLlama other = new TinyLlama(CONFIG, 10);
              ComputePool shared = new ComputePool(2);
-             ModelRunner a = LlamaRunner.load(model, opts(64, 64).toBuilder().computePool(shared).build());
-             ModelRunner b = LlamaRunner.load(model, opts(16, 5).toBuilder().computePool(shared).build());
-             ModelRunner f16 = LlamaRunner.load(model, opts(64, 64).toBuilder().kvDtype(KvDtype.F16).build());
-             ModelRunner c = LlamaRunner.load(other, opts(64, 64))) {
+             ModelRunner a = CpuLlamaRunner.load(model, opts(64, 64).toBuilder().computePool(shared).build());
+             ModelRunner b = CpuLlamaRunner.load(model, opts(16, 5).toBuilder().computePool(shared).build());
+             ModelRunner f16 = CpuLlamaRunner.load(model, opts(64, 64).toBuilder().kvDtype(KvDtype.F16).build());
+             ModelRunner c = CpuLlamaRunner.load(other, opts(64, 64))) {
             KlDivergence.Result same = KlDivergence.compare(a, b, tokens, p, null);
             assertEquals(4 * 7, same.positions());
             assertEquals(0, same.meanKl(), 1e-9);

@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.modelopt.core.engine.CpuBackend;
+import io.modelopt.core.backend.cpu.CpuBackend;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.json.Json;
 import io.modelopt.core.kv.KvDtype;
 import io.modelopt.core.model.ModelSource;
-import io.modelopt.core.model.ModelSources;
+import io.modelopt.core.loader.ModelSources;
 import io.modelopt.core.sampling.SamplingParams;
 import io.modelopt.core.testing.Fixtures;
 import java.nio.file.Files;

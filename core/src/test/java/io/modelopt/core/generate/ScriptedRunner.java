@@ -73,5 +73,7 @@ final class ScriptedRunner implements ModelRunner {
         return logits;
     }
 
+    @Override public io.modelopt.core.engine.RunnerMemory memory() { return new io.modelopt.core.engine.RunnerMemory(0, 0, 0, 0); }
+
     @Override public void close() {}
 }

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.modelopt.core.engine.Batch;
-import io.modelopt.core.engine.CpuBackend;
+import io.modelopt.core.backend.cpu.CpuBackend;
 import io.modelopt.core.engine.Logits;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerOptions;

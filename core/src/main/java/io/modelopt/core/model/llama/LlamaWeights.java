@@ -1,20 +1,16 @@
 package io.modelopt.core.model.llama;
 
 import io.modelopt.core.ModelFormatException;
-import io.modelopt.core.kernel.ComputePool;
-import io.modelopt.core.kernel.HugePages;
 import io.modelopt.core.kernel.WeightMatrix;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
 import io.modelopt.core.model.WeightBinders;
-import io.modelopt.core.tensor.GgmlType;
 import io.modelopt.core.tensor.TensorData;
-import java.lang.foreign.Arena;
-import java.lang.foreign.SegmentAllocator;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import java.util.function.UnaryOperator;
 
 /**
  * The tensors of a Llama-family model (Llama 2/3, Mistral, Qwen2), bound by their canonical
@@ -27,8 +23,6 @@ import org.slf4j.LoggerFactory;
  * A missing {@code output.weight} means tied embeddings: the classifier is {@code token_embd}.
  */
 public final class LlamaWeights {
-    private static final Logger LOG = LoggerFactory.getLogger(LlamaWeights.class);
-
     /** One transformer block. The biases are null unless the model has them (Qwen2). */
     public record Layer(float[] attnNorm, WeightMatrix wq, WeightMatrix wk, WeightMatrix wv,
                         float[] bq, float[] bk, float[] bv, WeightMatrix wo,
@@ -60,65 +54,47 @@ public final class LlamaWeights {
     /** GGUF {@code rope_freqs.weight} (Llama 3.1 frequency divisors), or null. */
     public float[] ropeFreqFactors() { return ropeFreqFactors == null ? null : ropeFreqFactors.clone(); }
 
-    /** Whether any matrix would be repacked by {@link #repacked}. */
-    public boolean canRepack() {
-        if (output.canRepack()) return true;
-        for (Layer l : layers) {
-            for (WeightMatrix m : matrices(l)) if (m.canRepack()) return true;
-        }
-        return false;
+    /** The linear matrices: each block's q, k, v, o, gate, up, down in that order, then the classifier. */
+    public List<WeightMatrix> linearMatrices() {
+        List<WeightMatrix> all = new ArrayList<>(7 * layers.length + 1);
+        for (Layer l : layers) all.addAll(List.of(l.wq(), l.wk(), l.wv(), l.wo(), l.gate(), l.up(), l.down()));
+        all.add(output);
+        return all;
     }
 
     /**
-     * These weights with each matrix that has a faster load-time layout repacked into
-     * {@code arena} ({@link WeightMatrix#repacked}), the copying split over {@code pool}'s threads
-     * (null: the calling thread); the embedding lookup keeps reading in place.
+     * These weights with each linear matrix replaced by {@code f} of it, called in the order of
+     * {@link #linearMatrices()}; the embedding lookup, norms and biases stay as they are (a backend
+     * uses this to put its own layout of the matrices in place, e.g. the CPU's repacked copies).
      */
-    public LlamaWeights repacked(Arena arena, ComputePool pool) {
-        // one region for all copies: huge pages round up once per model, not once per matrix
-        long total = slot(output);
-        for (Layer l : layers) {
-            for (WeightMatrix m : matrices(l)) total += slot(m);
-        }
-        if (total == 0) return this;
-        SegmentAllocator region = SegmentAllocator.slicingAllocator(HugePages.allocate(arena, total));
+    public LlamaWeights withLinears(UnaryOperator<WeightMatrix> f) {
         Layer[] ls = new Layer[layers.length];
         for (int i = 0; i < ls.length; i++) {
             Layer l = layers[i];
-            ls[i] = new Layer(l.attnNorm(), repack(l.wq(), region, pool), repack(l.wk(), region, pool), repack(l.wv(), region, pool), l.bq(), l.bk(), l.bv(),
-                    repack(l.wo(), region, pool), l.ffnNorm(), repack(l.gate(), region, pool), repack(l.up(), region, pool), repack(l.down(), region, pool));
+            WeightMatrix q = f.apply(l.wq()), k = f.apply(l.wk()), v = f.apply(l.wv()), o = f.apply(l.wo());
+            WeightMatrix gate = f.apply(l.gate()), up = f.apply(l.up()), down = f.apply(l.down());
+            ls[i] = new Layer(l.attnNorm(), q, k, v, l.bq(), l.bk(), l.bv(), o, l.ffnNorm(), gate, up, down);
         }
-        return new LlamaWeights(tokenEmbedding, outputNorm, repack(output, region, pool), tied, ls, ropeFreqFactors);
+        return new LlamaWeights(tokenEmbedding, outputNorm, f.apply(output), tied, ls, ropeFreqFactors);
     }
 
-    /** Room for one matrix's copy in the shared region (its bytes plus the most alignment padding can take). */
-    private static long slot(WeightMatrix m) {
-        long n = m.repackBytes();
-        return n == 0 ? 0 : n + WeightMatrix.REPACK_ALIGNMENT;
-    }
-
-    /** One matrix repacked, its copied file pages released at once (so that load never holds both for the whole model). */
-    private static WeightMatrix repack(WeightMatrix m, SegmentAllocator region, ComputePool pool) {
-        WeightMatrix r = m.repacked(region, pool);
-        if (m.canRepack() && !r.isRepacked()) {
-            LOG.warn("{} holds a {} the re-encoded half layout cannot represent (|value| >= 128, infinite or NaN): read in place, decode is slower",
-                    m, m.type() == GgmlType.F16 ? "weight" : "block scale");
-        }
-        r.unloadCopiedSource();
-        return r;
-    }
-
-    /** Bytes of repacked copies held beyond the model file's own (0 when read in place). */
-    public long repackedBytes() {
-        long n = output.residentBytes();
+    /** Bytes of the bound tensors as the model file holds them: each matrix once (a tied classifier is the embedding), plus norms and biases. */
+    public long tensorBytes() {
+        long n = tokenEmbedding.byteSize() + 4L * outputNorm.length + (tied ? 0 : output.byteSize());
+        if (ropeFreqFactors != null) n += 4L * ropeFreqFactors.length;
         for (Layer l : layers) {
-            for (WeightMatrix m : matrices(l)) n += m.residentBytes();
+            for (WeightMatrix m : List.of(l.wq(), l.wk(), l.wv(), l.wo(), l.gate(), l.up(), l.down())) n += m.byteSize();
+            n += 4L * (l.attnNorm().length + l.ffnNorm().length);
+            if (l.bq() != null) n += 4L * (l.bq().length + l.bk().length + l.bv().length);
         }
         return n;
     }
 
-    private static WeightMatrix[] matrices(Layer l) {
-        return new WeightMatrix[]{l.wq(), l.wk(), l.wv(), l.wo(), l.gate(), l.up(), l.down()};
+    /** Bytes of copies held beyond the model file's own ({@link WeightMatrix#residentBytes()} of each linear; 0 when all are read in place). */
+    public long repackedBytes() {
+        long n = 0;
+        for (WeightMatrix m : linearMatrices()) n += m.residentBytes();
+        return n;
     }
 
     /** Binds and checks every tensor the config calls for. */

@@ -1,5 +1,6 @@
 package io.modelopt.core.model.llama;
 
+import io.modelopt.core.backend.cpu.CpuLlamaRunner;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -71,7 +72,7 @@ class FixtureModelsTest {
     @ParameterizedTest(name = "{0} {1}") @MethodSource("f32Models")
     void greedyGenerationAndLogitsMatchReferences(String model, String format) {
         ReferenceFixture ref = ReferenceFixture.load(model);
-        try (ModelSource src = open(model, format); ModelRunner runner = LlamaRunner.load(src, f32Options()); KvCache cache = runner.newKvCache()) {
+        try (ModelSource src = open(model, format); ModelRunner runner = CpuLlamaRunner.load(src, f32Options()); KvCache cache = runner.newKvCache()) {
             float[] logits = new float[runner.config().vocabSize()];
             double worstAll = 0, worstTop5 = 0;
             for (ReferenceFixture.Prompt p : ref.prompts()) {
@@ -98,7 +99,7 @@ class FixtureModelsTest {
     void ggufAndHfGiveTheSameLogits(String model) {
         ReferenceFixture ref = ReferenceFixture.load(model);
         try (ModelSource gguf = open(model, "gguf"); ModelSource hf = open(model, "hf");
-             ModelRunner rg = LlamaRunner.load(gguf, f32Options()); ModelRunner rh = LlamaRunner.load(hf, f32Options());
+             ModelRunner rg = CpuLlamaRunner.load(gguf, f32Options()); ModelRunner rh = CpuLlamaRunner.load(hf, f32Options());
              KvCache cg = rg.newKvCache(); KvCache ch = rh.newKvCache()) {
             double worst = 0;
             for (ReferenceFixture.Prompt p : ref.prompts()) {
@@ -164,7 +165,7 @@ class FixtureModelsTest {
         for (String[] mf : QUANTIZED) {
             String model = mf[0], file = mf[1];
             ReferenceFixture ref = ReferenceFixture.load(model);
-            try (ModelSource src = open(model, file); ModelRunner runner = LlamaRunner.load(src, f32Options()); KvCache cache = runner.newKvCache()) {
+            try (ModelSource src = open(model, file); ModelRunner runner = CpuLlamaRunner.load(src, f32Options()); KvCache cache = runner.newKvCache()) {
                 float[] logits = new float[runner.config().vocabSize()];
                 table.append(String.format("%n  %-24s top-5 max |diff| per prompt:", file));
                 for (ReferenceFixture.Prompt p : ref.prompts()) {
@@ -191,7 +192,7 @@ class FixtureModelsTest {
     @Test
     void contextOverflowOnTheStoriesGguf() {
         // stories260K-f32.gguf says llama.context_length = 128 (see the fixtures' README)
-        try (ModelSource src = open("stories260K", "gguf"); ModelRunner runner = LlamaRunner.load(src, f32Options()); KvCache cache = runner.newKvCache()) {
+        try (ModelSource src = open("stories260K", "gguf"); ModelRunner runner = CpuLlamaRunner.load(src, f32Options()); KvCache cache = runner.newKvCache()) {
             assertEquals(128, runner.contextLength());
             cache.setLength(0, 127);
             runner.forward(Batch.ofSequence(0, 127, new int[] {5}, false), cache);

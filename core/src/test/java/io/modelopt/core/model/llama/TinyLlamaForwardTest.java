@@ -1,5 +1,6 @@
 package io.modelopt.core.model.llama;
 
+import io.modelopt.core.backend.cpu.CpuLlamaRunner;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -59,7 +60,7 @@ class TinyLlamaForwardTest {
     @ParameterizedTest(name = "{0} {2}") @MethodSource("variants")
     void prefillAllLogitsMatchFloat64(String name, ModelConfig config, KernelMode mode) {
         assumeMode(mode);
-        try (TinyLlama model = new TinyLlama(config, 42); ModelRunner runner = LlamaRunner.load(model, options(mode, KvDtype.F32));
+        try (TinyLlama model = new TinyLlama(config, 42); ModelRunner runner = CpuLlamaRunner.load(model, options(mode, KvDtype.F32));
              KvCache cache = runner.newKvCache()) {
             double[][] ref = model.referenceLogits(PROMPT, TinyLlama.plainInvFreq(config.headDim(), config.ropeTheta()));
             Logits logits = runner.forward(Batch.ofSequence(0, 0, PROMPT, true), cache);
@@ -73,7 +74,7 @@ class TinyLlamaForwardTest {
     @ParameterizedTest(name = "{0} {2}") @MethodSource("variants")
     void prefillThenDecodeMatchesFloat64(String name, ModelConfig config, KernelMode mode) {
         assumeMode(mode);
-        try (TinyLlama model = new TinyLlama(config, 7); ModelRunner runner = LlamaRunner.load(model, options(mode, KvDtype.F32));
+        try (TinyLlama model = new TinyLlama(config, 7); ModelRunner runner = CpuLlamaRunner.load(model, options(mode, KvDtype.F32));
              KvCache cache = runner.newKvCache()) {
             double[][] ref = model.referenceLogits(PROMPT, TinyLlama.plainInvFreq(config.headDim(), config.ropeTheta()));
             int split = 4;
@@ -98,7 +99,7 @@ class TinyLlamaForwardTest {
     void chunkedPrefillUsesBothAttentionPaths(KvDtype kv) {
         ModelConfig config = base().numKvHeads(2).build();
         try (TinyLlama model = new TinyLlama(config, 21);
-             ModelRunner runner = LlamaRunner.load(model, RunnerOptions.builder().threads(2).kvDtype(kv).maxBatchTokens(4).build());
+             ModelRunner runner = CpuLlamaRunner.load(model, RunnerOptions.builder().threads(2).kvDtype(kv).maxBatchTokens(4).build());
              KvCache cache = runner.newKvCache()) {
             double[][] ref = model.referenceLogits(PROMPT, TinyLlama.plainInvFreq(config.headDim(), config.ropeTheta()));
             double tol = kv == KvDtype.F32 ? TOL : 2e-2;
@@ -118,7 +119,7 @@ class TinyLlamaForwardTest {
     void mixedPrefillAndDecodeBatchMatchesSeparateSteps() {
         ModelConfig config = base().numKvHeads(3).build();
         int[] a = {1, 4, 8, 15, 16, 23, 42}, b = {1, 2, 3};
-        try (TinyLlama model = new TinyLlama(config, 8); ModelRunner runner = LlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F16));
+        try (TinyLlama model = new TinyLlama(config, 8); ModelRunner runner = CpuLlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F16));
              KvCache mixed = runner.newKvCache(); KvCache alone = runner.newKvCache()) {
             runner.forward(Batch.ofSequence(1, 0, b, false), mixed);
             // one step: b decodes one token (direct cache reads), a prefills 7 tokens (dense copies)
@@ -147,7 +148,7 @@ class TinyLlamaForwardTest {
             }
         }
         assertTrue(invFreq[1] < TinyLlama.plainInvFreq(config.headDim(), 500000)[1], "the scaling must change some frequency");
-        try (TinyLlama model = new TinyLlama(config, 3); ModelRunner runner = LlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F32));
+        try (TinyLlama model = new TinyLlama(config, 3); ModelRunner runner = CpuLlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F32));
              KvCache cache = runner.newKvCache()) {
             double[][] ref = model.referenceLogits(PROMPT, invFreq);
             double d = maxDiff(runner.forward(Batch.ofSequence(0, 0, PROMPT, true), cache), ref, 0);
@@ -159,7 +160,7 @@ class TinyLlamaForwardTest {
     void twoSequencesInOneBatchGiveTheSameLogitsAsEachAlone() {
         ModelConfig config = base().numKvHeads(2).build();
         int[] a = {1, 5, 9, 13, 22, 40}, b = {1, 30, 31};
-        try (TinyLlama model = new TinyLlama(config, 11); ModelRunner runner = LlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F32));
+        try (TinyLlama model = new TinyLlama(config, 11); ModelRunner runner = CpuLlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F32));
              KvCache together = runner.newKvCache(); KvCache alone = runner.newKvCache()) {
             // prefill both prompts in one batch, interleaved, as two sequences
             Batch.Builder bb = Batch.builder();
@@ -193,8 +194,8 @@ class TinyLlamaForwardTest {
     void f16CacheStaysCloseToF32() {
         ModelConfig config = base().numKvHeads(3).build();
         try (TinyLlama model = new TinyLlama(config, 5);
-             ModelRunner r32 = LlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F32));
-             ModelRunner r16 = LlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F16));
+             ModelRunner r32 = CpuLlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F32));
+             ModelRunner r16 = CpuLlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F16));
              KvCache c32 = r32.newKvCache(); KvCache c16 = r16.newKvCache()) {
             assertEquals(KvDtype.F16, c16.dtype());
             assertEquals(c32.byteSize(), 2 * c16.byteSize());
@@ -207,7 +208,7 @@ class TinyLlamaForwardTest {
     @Test
     void contextOverflowNamesPositionAndLimit() {
         try (TinyLlama model = new TinyLlama(base().contextLength(8).build(), 1);
-             ModelRunner runner = LlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F32)); KvCache cache = runner.newKvCache()) {
+             ModelRunner runner = CpuLlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F32)); KvCache cache = runner.newKvCache()) {
             assertEquals(8, runner.contextLength());
             runner.forward(Batch.ofSequence(0, 0, new int[] {1, 2, 3, 4, 5, 6, 7, 8}, false), cache);
             var e = assertThrows(IllegalArgumentException.class,
@@ -215,7 +216,7 @@ class TinyLlamaForwardTest {
             assertTrue(e.getMessage().contains("position 8") && e.getMessage().contains("context length 8"), e.getMessage());
         }
         try (TinyLlama model = new TinyLlama(base().contextLength(8).build(), 1);
-             ModelRunner runner = LlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F32).toBuilder().contextLength(12).build());
+             ModelRunner runner = CpuLlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F32).toBuilder().contextLength(12).build());
              KvCache cache = runner.newKvCache()) {
             assertEquals(12, runner.contextLength());
             runner.forward(Batch.ofSequence(0, 0, new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, false), cache);
@@ -225,7 +226,7 @@ class TinyLlamaForwardTest {
     @Test
     void invalidStepsAreRejectedClearly() {
         try (TinyLlama model = new TinyLlama(base().build(), 1);
-             ModelRunner runner = LlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F32)); KvCache cache = runner.newKvCache()) {
+             ModelRunner runner = CpuLlamaRunner.load(model, options(KernelMode.DEFAULT, KvDtype.F32)); KvCache cache = runner.newKvCache()) {
             var gap = assertThrows(IllegalArgumentException.class, () -> runner.forward(Batch.ofSequence(0, 3, new int[] {1}, false), cache));
             assertTrue(gap.getMessage().contains("holds only 0 positions"), gap.getMessage());
             var vocab = assertThrows(IllegalArgumentException.class, () -> runner.forward(Batch.ofSequence(0, 0, new int[] {64}, false), cache));
@@ -247,14 +248,14 @@ class TinyLlamaForwardTest {
         ModelConfig config = base().build();
         try (TinyLlama model = new TinyLlama(config, 1)) {
             model.tensors().remove("blk.1.ffn_up.weight");
-            var e = assertThrows(ModelFormatException.class, () -> LlamaRunner.load(model, options(KernelMode.SCALAR, KvDtype.F32)));
+            var e = assertThrows(ModelFormatException.class, () -> CpuLlamaRunner.load(model, options(KernelMode.SCALAR, KvDtype.F32)));
             assertTrue(e.getMessage().contains("blk.1.ffn_up.weight"), e.getMessage());
         }
         try (TinyLlama model = new TinyLlama(config, 1)) {
             var wrong = model.tensors().get("blk.0.attn_k.weight");
             model.tensors().put("blk.0.attn_k.weight", new io.modelopt.core.tensor.TensorData(wrong.name(), wrong.type(),
                     new long[] {config.hiddenSize() / 2, config.kvDim() * 2}, wrong.data()));
-            var e = assertThrows(ModelFormatException.class, () -> LlamaRunner.load(model, options(KernelMode.SCALAR, KvDtype.F32)));
+            var e = assertThrows(ModelFormatException.class, () -> CpuLlamaRunner.load(model, options(KernelMode.SCALAR, KvDtype.F32)));
             assertTrue(e.getMessage().contains("blk.0.attn_k.weight") && e.getMessage().contains("[24, 96]"), e.getMessage());
         }
     }

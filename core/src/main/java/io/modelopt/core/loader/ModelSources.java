@@ -1,8 +1,9 @@
-package io.modelopt.core.model;
+package io.modelopt.core.loader;
 
 import io.modelopt.core.ModelFormatException;
 import io.modelopt.core.gguf.GgufModelSource;
 import io.modelopt.core.hf.HfModelSource;
+import io.modelopt.core.model.ModelSource;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

@@ -1,7 +1,9 @@
-package io.modelopt.core.engine;
+package io.modelopt.core.backend.cpu;
 
+import io.modelopt.core.engine.Backend;
+import io.modelopt.core.engine.ModelRunner;
+import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.model.ModelSource;
-import io.modelopt.core.model.llama.LlamaRunner;
 
 /** Runs Llama-family models on the CPU with the Vector API (or scalar) kernels; always available. */
 public final class CpuBackend implements Backend {
@@ -10,7 +12,7 @@ public final class CpuBackend implements Backend {
     @Override public boolean isAvailable() { return true; }
 
     @Override public ModelRunner load(ModelSource source, RunnerOptions options) {
-        return LlamaRunner.load(source, options);
+        return CpuLlamaRunner.load(source, options);
     }
 
     @Override public String toString() { return "CpuBackend"; }
