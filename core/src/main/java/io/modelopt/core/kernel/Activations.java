@@ -62,9 +62,10 @@ public final class Activations {
      * (quantized values times their scale, or the F32 values), transposed to
      * tiles of {@link Gemm#TILE} tokens: token {@code t} of column {@code k} is at
      * {@link #xtIndex}{@code (k, t)} = {@code t0·cols + k·W + (t - t0)} with {@code t0} its tile's
-     * first token and {@code W} the tile's width (32, or 16 for a last half tile), so that one
-     * vector holds 16 tokens of one column and each tile is one contiguous stream; tokens from
-     * {@code nTokens} to {@code tPad} are zero.
+     * first token and {@code W} the tile's width ({@link Gemm#TILE}, or less for a last partial
+     * tile: a multiple of {@link Gemm#TOKEN_GRAIN}, the float lanes of a vector), so that one
+     * vector holds {@code TOKEN_GRAIN} tokens of one column and each tile is one contiguous stream;
+     * tokens from {@code nTokens} to {@code tPad} (a multiple of {@code TOKEN_GRAIN}) are zero.
      */
     boolean transposed;
     float[] xt = new float[0];

@@ -182,12 +182,17 @@ public final class AttentionKernel {
     /** Queries per {@link #attendTransposed4} call. */
     public static final int QUERIES = 4;
 
+    /** Head sizes {@link #attendTransposed4} takes are multiples of this: whole pairs of vectors at every width (2 × 16 lanes at 512 bits). */
+    static final int FOUR_GRAIN = 32;
+
     /**
      * Whether {@link #attendTransposed4} handles this head size in {@code mode} (vector kernels,
-     * whole pairs of 16-lane vectors per head).
+     * a multiple of {@link #FOUR_GRAIN}: whole pairs of vectors at 512, 256 and 128 bits alike, so
+     * the choice, and with it every result, does not depend on the width). Other head sizes take
+     * {@link #attendTransposed}, which handles any size.
      */
     public static boolean canAttendFour(KernelMode mode, int headDim) {
-        return mode == KernelMode.VECTOR && headDim % (2 * ElementwiseVector.SPECIES.length()) == 0;
+        return mode == KernelMode.VECTOR && headDim % FOUR_GRAIN == 0;
     }
 
     /**

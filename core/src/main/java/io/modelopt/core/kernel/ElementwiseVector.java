@@ -27,8 +27,9 @@ import jdk.incubator.vector.VectorSpecies;
 final class ElementwiseVector {
     private ElementwiseVector() {}
 
-    static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
-    private static final int LANES = SPECIES.length();
+    /** The process's float species ({@link Simd#F}: 16, 8 or 4 lanes); every loop below is written for any of them. */
+    static final VectorSpecies<Float> SPECIES = Simd.F;
+    private static final int LANES = Simd.L;
 
     /** out[i] = (x[i] · scale) · w[i]. */
     static void scaleMul(float[] x, int xOff, float scale, float[] w, float[] out, int outOff, int n) {
@@ -63,19 +64,21 @@ final class ElementwiseVector {
 
     /**
      * scores[sOff + p] = scale · (q · rows[p·headDim ..]) for p < m: per position an FMA chain over
-     * the whole 16-lane vectors of the head dimension, the lanes summed pairwise in a fixed order,
-     * then the remaining elements in order.
+     * the whole vectors ({@link Simd#L} lanes) of the head dimension, the lanes summed pairwise in
+     * a fixed order ({@link Simd}), then the remaining elements in order. (One chain per position:
+     * the positions' chains are independent, so they overlap in the core.)
      */
     static void rowScores(float[] q, int qOff, float[] rows, int headDim, int m, float scale, float[] scores, int sOff) {
-        int vecEnd = headDim & ~15;
+        final int L = Simd.L;
+        int vecEnd = headDim & ~(L - 1);
         for (int p = 0; p < m; p++) {
             int r = p * headDim;
             FloatVector acc = FloatVector.zero(Simd.F);
-            for (int d = 0; d < vecEnd; d += 16) {
+            for (int d = 0; d < vecEnd; d += L) {
                 acc = FloatVector.fromArray(Simd.F, rows, r + d).fma(FloatVector.fromArray(Simd.F, q, qOff + d), acc);
             }
-            acc = acc.add(acc.rearrange(Simd.SWAP8));
-            acc = acc.add(acc.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc = acc.add(acc.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc = acc.add(acc.rearrange(Simd.SWAP4));
             acc = acc.add(acc.rearrange(Simd.SWAP2));
             acc = acc.add(acc.rearrange(Simd.SWAP1));
             float s = acc.lane(0);
@@ -244,7 +247,7 @@ final class ElementwiseVector {
             a2.mul(scale).intoArray(scores, 2 * scoreStride + p);
             a3.mul(scale).intoArray(scores, 3 * scoreStride + p);
         }
-        if (p < n) { // the last, partial vector (a scalar tail of up to 15 positions × headDim cost more than the rest at short lengths)
+        if (p < n) { // the last, partial vector (a scalar tail of up to L - 1 positions × headDim cost more than the rest at short lengths)
             VectorMask<Float> m = SPECIES.indexInRange(p, n);
             FloatVector a0 = FloatVector.zero(SPECIES), a1 = a0, a2 = a0, a3 = a0;
             for (int d = 0; d < headDim; d++) {

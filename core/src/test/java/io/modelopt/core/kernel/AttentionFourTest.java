@@ -46,7 +46,7 @@ class AttentionFourTest {
     void fourQueriesEqualFourSingleCalls() {
         assumeTrue(AttentionKernel.canAttendFour(KernelMode.DEFAULT, 64), "vector kernels not in use on this CPU/JVM");
         long seed = 1;
-        for (int headDim : new int[]{32, 64, 128}) {
+        for (int headDim : new int[]{32, 64, 96, 128}) {
             for (boolean f16 : new boolean[]{false, true}) {
                 compare(headDim, 1, new int[]{1, 1, 1, 1}, f16, seed++);
                 compare(headDim, 37, new int[]{37, 37, 37, 37}, f16, seed++);         // four heads, one position

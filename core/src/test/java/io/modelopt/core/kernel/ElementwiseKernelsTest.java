@@ -312,7 +312,7 @@ class ElementwiseKernelsTest {
         Stream.Builder<Arguments> b = Stream.builder();
         for (KernelMode m : KernelMode.values())
             for (GgmlType t : new GgmlType[] {GgmlType.F32, GgmlType.F16})
-                for (int headDim : new int[] {8, 17, 32, 64, 128})
+                for (int headDim : new int[] {8, 12, 17, 32, 40, 64, 128})
                     for (int n : new int[] {1, 3, 33, 2 * AttentionKernel.ROW_CHUNK + 3})
                         for (int heads : new int[] {1, 3})
                             for (int layout = 0; layout < 3; layout++) b.add(Arguments.of(m, t, headDim, n, heads, layout));
