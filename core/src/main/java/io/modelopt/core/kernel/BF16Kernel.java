@@ -32,7 +32,7 @@ final class BF16Kernel {
     }
 
     /**
-     * Vector API path: 16 weights per vector, widened from bfloat16 by a 16-bit shift in registers; one token uses two accumulators, a
+     * Vector API path: {@link Simd#L} weights per vector ({@link Simd#SL} shorts sign-extended to ints), widened from bfloat16 by a 16-bit shift in registers; one token uses two accumulators, a
      * tile of four tokens shares each weight vector among four accumulators. Columns past the
      * last whole vector are done in scalar. (All vector work stays inside each method: a vector
      * passed to or returned from a call that the JIT does not inline would be boxed.)
@@ -63,21 +63,21 @@ final class BF16Kernel {
         private static float dot1(MemorySegment m, long row, int cols, float[] x, int xo) {
             FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0;
             int k = 0;
-            for (; k + 32 <= cols; k += 32) {
+            for (; k + 2 * Simd.L <= cols; k += 2 * Simd.L) {
                 long off = row + 2L * k;
-                FloatVector w0 = ((IntVector) ShortVector.fromMemorySegment(Simd.S16, m, off, Simd.LE).convertShape(VectorOperators.S2I, Simd.I, 0)).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
-                FloatVector w1 = ((IntVector) ShortVector.fromMemorySegment(Simd.S16, m, off + 32, Simd.LE).convertShape(VectorOperators.S2I, Simd.I, 0)).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+                FloatVector w0 = ((IntVector) ShortVector.fromMemorySegment(Simd.SL, m, off, Simd.LE).convertShape(VectorOperators.S2I, Simd.I, 0)).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+                FloatVector w1 = ((IntVector) ShortVector.fromMemorySegment(Simd.SL, m, off + 2 * Simd.L, Simd.LE).convertShape(VectorOperators.S2I, Simd.I, 0)).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
                 a0 = w0.fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
-                a1 = w1.fma(FloatVector.fromArray(Simd.F, x, xo + k + 16), a1);
+                a1 = w1.fma(FloatVector.fromArray(Simd.F, x, xo + k + Simd.L), a1);
             }
-            for (; k + 16 <= cols; k += 16) {
+            for (; k + Simd.L <= cols; k += Simd.L) {
                 long off = row + 2L * k;
-                FloatVector w0 = ((IntVector) ShortVector.fromMemorySegment(Simd.S16, m, off, Simd.LE).convertShape(VectorOperators.S2I, Simd.I, 0)).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+                FloatVector w0 = ((IntVector) ShortVector.fromMemorySegment(Simd.SL, m, off, Simd.LE).convertShape(VectorOperators.S2I, Simd.I, 0)).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
                 a0 = w0.fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
             }
             a0 = a0.add(a1);
-            a0 = a0.add(a0.rearrange(Simd.SWAP8));
-            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a0 = a0.add(a0.rearrange(Simd.SWAP4));
             a0 = a0.add(a0.rearrange(Simd.SWAP2));
             a0 = a0.add(a0.rearrange(Simd.SWAP1));
             float s = a0.lane(0);
@@ -88,29 +88,29 @@ final class BF16Kernel {
         private static void dot4(MemorySegment m, long row, int cols, float[] x, int xo, int xs, float[] out, int o, int os) {
             FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0;
             int k = 0;
-            for (; k + 16 <= cols; k += 16) {
+            for (; k + Simd.L <= cols; k += Simd.L) {
                 long off = row + 2L * k;
-                FloatVector wv = ((IntVector) ShortVector.fromMemorySegment(Simd.S16, m, off, Simd.LE).convertShape(VectorOperators.S2I, Simd.I, 0)).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+                FloatVector wv = ((IntVector) ShortVector.fromMemorySegment(Simd.SL, m, off, Simd.LE).convertShape(VectorOperators.S2I, Simd.I, 0)).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
                 a0 = wv.fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
                 a1 = wv.fma(FloatVector.fromArray(Simd.F, x, xo + xs + k), a1);
                 a2 = wv.fma(FloatVector.fromArray(Simd.F, x, xo + 2 * xs + k), a2);
                 a3 = wv.fma(FloatVector.fromArray(Simd.F, x, xo + 3 * xs + k), a3);
             }
-            a0 = a0.add(a0.rearrange(Simd.SWAP8));
-            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a0 = a0.add(a0.rearrange(Simd.SWAP4));
             a0 = a0.add(a0.rearrange(Simd.SWAP2));
             a0 = a0.add(a0.rearrange(Simd.SWAP1));
-            a1 = a1.add(a1.rearrange(Simd.SWAP8));
-            a1 = a1.add(a1.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a1 = a1.add(a1.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a1 = a1.add(a1.rearrange(Simd.SWAP4));
             a1 = a1.add(a1.rearrange(Simd.SWAP2));
             a1 = a1.add(a1.rearrange(Simd.SWAP1));
             float s0 = a0.lane(0), s1 = a1.lane(0);
-            a2 = a2.add(a2.rearrange(Simd.SWAP8));
-            a2 = a2.add(a2.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a2 = a2.add(a2.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a2 = a2.add(a2.rearrange(Simd.SWAP4));
             a2 = a2.add(a2.rearrange(Simd.SWAP2));
             a2 = a2.add(a2.rearrange(Simd.SWAP1));
-            a3 = a3.add(a3.rearrange(Simd.SWAP8));
-            a3 = a3.add(a3.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a3 = a3.add(a3.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a3 = a3.add(a3.rearrange(Simd.SWAP4));
             a3 = a3.add(a3.rearrange(Simd.SWAP2));
             a3 = a3.add(a3.rearrange(Simd.SWAP1));
             float s2 = a2.lane(0), s3 = a3.lane(0);

@@ -88,28 +88,29 @@ final class F16Kernel {
             // four independent FMA chains: with two, the loop waited on the FMA latency (4 cycles)
             FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0;
             int k = 0;
-            // 128 columns per iteration, the same four chains: half the loop's index arithmetic
+            // 8 vectors (128 columns at 512 bits) per iteration, the same four chains: half the loop's index arithmetic
             // per FMA (JMH 5632×2048 from memory, two threads: 17.3–17.5 → 18.3–18.8 GB/s)
-            for (; k + 128 <= cols; k += 128) {
+            final int L = Simd.L;
+            for (; k + 8 * L <= cols; k += 8 * L) {
                 a0 = FloatVector.fromArray(Simd.F, wr, k).fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
-                a1 = FloatVector.fromArray(Simd.F, wr, k + 16).fma(FloatVector.fromArray(Simd.F, x, xo + k + 16), a1);
-                a2 = FloatVector.fromArray(Simd.F, wr, k + 32).fma(FloatVector.fromArray(Simd.F, x, xo + k + 32), a2);
-                a3 = FloatVector.fromArray(Simd.F, wr, k + 48).fma(FloatVector.fromArray(Simd.F, x, xo + k + 48), a3);
-                a0 = FloatVector.fromArray(Simd.F, wr, k + 64).fma(FloatVector.fromArray(Simd.F, x, xo + k + 64), a0);
-                a1 = FloatVector.fromArray(Simd.F, wr, k + 80).fma(FloatVector.fromArray(Simd.F, x, xo + k + 80), a1);
-                a2 = FloatVector.fromArray(Simd.F, wr, k + 96).fma(FloatVector.fromArray(Simd.F, x, xo + k + 96), a2);
-                a3 = FloatVector.fromArray(Simd.F, wr, k + 112).fma(FloatVector.fromArray(Simd.F, x, xo + k + 112), a3);
+                a1 = FloatVector.fromArray(Simd.F, wr, k + L).fma(FloatVector.fromArray(Simd.F, x, xo + k + L), a1);
+                a2 = FloatVector.fromArray(Simd.F, wr, k + 2 * L).fma(FloatVector.fromArray(Simd.F, x, xo + k + 2 * L), a2);
+                a3 = FloatVector.fromArray(Simd.F, wr, k + 3 * L).fma(FloatVector.fromArray(Simd.F, x, xo + k + 3 * L), a3);
+                a0 = FloatVector.fromArray(Simd.F, wr, k + 4 * L).fma(FloatVector.fromArray(Simd.F, x, xo + k + 4 * L), a0);
+                a1 = FloatVector.fromArray(Simd.F, wr, k + 5 * L).fma(FloatVector.fromArray(Simd.F, x, xo + k + 5 * L), a1);
+                a2 = FloatVector.fromArray(Simd.F, wr, k + 6 * L).fma(FloatVector.fromArray(Simd.F, x, xo + k + 6 * L), a2);
+                a3 = FloatVector.fromArray(Simd.F, wr, k + 7 * L).fma(FloatVector.fromArray(Simd.F, x, xo + k + 7 * L), a3);
             }
-            for (; k + 64 <= cols; k += 64) {
+            for (; k + 4 * L <= cols; k += 4 * L) {
                 a0 = FloatVector.fromArray(Simd.F, wr, k).fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
-                a1 = FloatVector.fromArray(Simd.F, wr, k + 16).fma(FloatVector.fromArray(Simd.F, x, xo + k + 16), a1);
-                a2 = FloatVector.fromArray(Simd.F, wr, k + 32).fma(FloatVector.fromArray(Simd.F, x, xo + k + 32), a2);
-                a3 = FloatVector.fromArray(Simd.F, wr, k + 48).fma(FloatVector.fromArray(Simd.F, x, xo + k + 48), a3);
+                a1 = FloatVector.fromArray(Simd.F, wr, k + L).fma(FloatVector.fromArray(Simd.F, x, xo + k + L), a1);
+                a2 = FloatVector.fromArray(Simd.F, wr, k + 2 * L).fma(FloatVector.fromArray(Simd.F, x, xo + k + 2 * L), a2);
+                a3 = FloatVector.fromArray(Simd.F, wr, k + 3 * L).fma(FloatVector.fromArray(Simd.F, x, xo + k + 3 * L), a3);
             }
-            for (; k + 16 <= cols; k += 16) a0 = FloatVector.fromArray(Simd.F, wr, k).fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
+            for (; k + L <= cols; k += L) a0 = FloatVector.fromArray(Simd.F, wr, k).fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
             a0 = a0.add(a1).add(a2.add(a3));
-            a0 = a0.add(a0.rearrange(Simd.SWAP8));
-            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a0 = a0.add(a0.rearrange(Simd.SWAP4));
             a0 = a0.add(a0.rearrange(Simd.SWAP2));
             a0 = a0.add(a0.rearrange(Simd.SWAP1));
             float s = a0.lane(0);
@@ -120,28 +121,28 @@ final class F16Kernel {
         private static void dot4(float[] wr, int cols, float[] x, int xo, int xs, float[] out, int o, int os) {
             FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0;
             int k = 0;
-            for (; k + 16 <= cols; k += 16) {
+            for (; k + Simd.L <= cols; k += Simd.L) {
                 FloatVector wv = FloatVector.fromArray(Simd.F, wr, k);
                 a0 = wv.fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
                 a1 = wv.fma(FloatVector.fromArray(Simd.F, x, xo + xs + k), a1);
                 a2 = wv.fma(FloatVector.fromArray(Simd.F, x, xo + 2 * xs + k), a2);
                 a3 = wv.fma(FloatVector.fromArray(Simd.F, x, xo + 3 * xs + k), a3);
             }
-            a0 = a0.add(a0.rearrange(Simd.SWAP8));
-            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a0 = a0.add(a0.rearrange(Simd.SWAP4));
             a0 = a0.add(a0.rearrange(Simd.SWAP2));
             a0 = a0.add(a0.rearrange(Simd.SWAP1));
-            a1 = a1.add(a1.rearrange(Simd.SWAP8));
-            a1 = a1.add(a1.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a1 = a1.add(a1.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a1 = a1.add(a1.rearrange(Simd.SWAP4));
             a1 = a1.add(a1.rearrange(Simd.SWAP2));
             a1 = a1.add(a1.rearrange(Simd.SWAP1));
             float s0 = a0.lane(0), s1 = a1.lane(0);
-            a2 = a2.add(a2.rearrange(Simd.SWAP8));
-            a2 = a2.add(a2.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a2 = a2.add(a2.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a2 = a2.add(a2.rearrange(Simd.SWAP4));
             a2 = a2.add(a2.rearrange(Simd.SWAP2));
             a2 = a2.add(a2.rearrange(Simd.SWAP1));
-            a3 = a3.add(a3.rearrange(Simd.SWAP8));
-            a3 = a3.add(a3.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a3 = a3.add(a3.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a3 = a3.add(a3.rearrange(Simd.SWAP4));
             a3 = a3.add(a3.rearrange(Simd.SWAP2));
             a3 = a3.add(a3.rearrange(Simd.SWAP1));
             float s2 = a2.lane(0), s3 = a3.lane(0);

@@ -29,7 +29,7 @@ final class F32Kernel {
     }
 
     /**
-     * Vector API path: 16 weights per vector, loaded as they are; one token uses two accumulators, a
+     * Vector API path: {@link Simd#L} weights per vector, loaded as they are; one token uses two accumulators, a
      * tile of four tokens shares each weight vector among four accumulators. Columns past the
      * last whole vector are done in scalar. (All vector work stays inside each method: a vector
      * passed to or returned from a call that the JIT does not inline would be boxed.)
@@ -64,21 +64,21 @@ final class F32Kernel {
         private static float dot1(MemorySegment m, long row, int cols, float[] x, int xo) {
             FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0;
             int k = 0;
-            for (; k + 32 <= cols; k += 32) {
+            for (; k + 2 * Simd.L <= cols; k += 2 * Simd.L) {
                 long off = row + 4L * k;
                 FloatVector w0 = FloatVector.fromMemorySegment(Simd.F, m, off, Simd.LE);
-                FloatVector w1 = FloatVector.fromMemorySegment(Simd.F, m, off + 64, Simd.LE);
+                FloatVector w1 = FloatVector.fromMemorySegment(Simd.F, m, off + 4 * Simd.L, Simd.LE);
                 a0 = w0.fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
-                a1 = w1.fma(FloatVector.fromArray(Simd.F, x, xo + k + 16), a1);
+                a1 = w1.fma(FloatVector.fromArray(Simd.F, x, xo + k + Simd.L), a1);
             }
-            for (; k + 16 <= cols; k += 16) {
+            for (; k + Simd.L <= cols; k += Simd.L) {
                 long off = row + 4L * k;
                 FloatVector w0 = FloatVector.fromMemorySegment(Simd.F, m, off, Simd.LE);
                 a0 = w0.fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
             }
             a0 = a0.add(a1);
-            a0 = a0.add(a0.rearrange(Simd.SWAP8));
-            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a0 = a0.add(a0.rearrange(Simd.SWAP4));
             a0 = a0.add(a0.rearrange(Simd.SWAP2));
             a0 = a0.add(a0.rearrange(Simd.SWAP1));
             float s = a0.lane(0);
@@ -89,7 +89,7 @@ final class F32Kernel {
         private static void dot4(MemorySegment m, long row, int cols, float[] x, int xo, int xs, float[] out, int o, int os) {
             FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0;
             int k = 0;
-            for (; k + 16 <= cols; k += 16) {
+            for (; k + Simd.L <= cols; k += Simd.L) {
                 long off = row + 4L * k;
                 FloatVector wv = FloatVector.fromMemorySegment(Simd.F, m, off, Simd.LE);
                 a0 = wv.fma(FloatVector.fromArray(Simd.F, x, xo + k), a0);
@@ -97,21 +97,21 @@ final class F32Kernel {
                 a2 = wv.fma(FloatVector.fromArray(Simd.F, x, xo + 2 * xs + k), a2);
                 a3 = wv.fma(FloatVector.fromArray(Simd.F, x, xo + 3 * xs + k), a3);
             }
-            a0 = a0.add(a0.rearrange(Simd.SWAP8));
-            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a0 = a0.add(a0.rearrange(Simd.SWAP4));
             a0 = a0.add(a0.rearrange(Simd.SWAP2));
             a0 = a0.add(a0.rearrange(Simd.SWAP1));
-            a1 = a1.add(a1.rearrange(Simd.SWAP8));
-            a1 = a1.add(a1.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a1 = a1.add(a1.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a1 = a1.add(a1.rearrange(Simd.SWAP4));
             a1 = a1.add(a1.rearrange(Simd.SWAP2));
             a1 = a1.add(a1.rearrange(Simd.SWAP1));
             float s0 = a0.lane(0), s1 = a1.lane(0);
-            a2 = a2.add(a2.rearrange(Simd.SWAP8));
-            a2 = a2.add(a2.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a2 = a2.add(a2.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a2 = a2.add(a2.rearrange(Simd.SWAP4));
             a2 = a2.add(a2.rearrange(Simd.SWAP2));
             a2 = a2.add(a2.rearrange(Simd.SWAP1));
-            a3 = a3.add(a3.rearrange(Simd.SWAP8));
-            a3 = a3.add(a3.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a3 = a3.add(a3.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a3 = a3.add(a3.rearrange(Simd.SWAP4));
             a3 = a3.add(a3.rearrange(Simd.SWAP2));
             a3 = a3.add(a3.rearrange(Simd.SWAP1));
             float s2 = a2.lane(0), s3 = a3.lane(0);

@@ -6,6 +6,8 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Q8_0 weights repacked at load so that one float lane is one weight row, for the decode-sized
@@ -41,6 +43,24 @@ final class InterleavedQ8_0 {
     private InterleavedQ8_0() {}
 
     static final int ROWS = 16;
+    private static final int L = Simd.L;
+    /** Vectors per column of a group's 16 rows: 1, 2 or 4. Vector {@code v} holds rows {@code [vL, vL + L)}. */
+    private static final int RV = ROWS / L;
+    /** Byte offset in a column of vector {@code v}'s rows and the part of that {@link Simd#BL} load it widens: {@code (v / PARTS)·|BL|}, {@code v % PARTS}. */
+    private static final int PARTS = Simd.BL_PARTS, BL_BYTES = Simd.BL.length();
+    /**
+     * Column accumulators per row vector and group in {@link #groupQuad}: 4 at 512 bits (16
+     * accumulators of the 32 registers), 2 below (8 of AVX2's 16; 16 spilled).
+     */
+    private static final int PHASES = L == 16 ? 4 : 2;
+    /** Floats per vector of {@link #decodeGroup}'s 8-row slices: 8, or 4 at 128 bits. */
+    private static final int SL = Math.min(8, L);
+    /** Species of the 8-row slices ({@link #SL} lanes; never wider than {@link Simd#F}), and the byte loads widened to them. */
+    private static final VectorSpecies<Float> F_SL = VectorSpecies.of(float.class, VectorShape.forBitSize(32 * SL));
+    private static final VectorSpecies<Integer> I_SL = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * SL));
+    private static final VectorSpecies<Byte> B_SL = ByteVector.SPECIES_64;
+    /** {@link #I_SL} vectors per 8-byte load: 1, or 2 at 128 bits. */
+    private static final int SL_PARTS = 8 / SL;
     /** Row groups per pass of a one-token call ({@link #groupQuad}). */
     static final int DECODE_GROUPS = 4;
     /** Bytes of one block's quants in a group (32 columns × 16 rows). */
@@ -100,12 +120,14 @@ final class InterleavedQ8_0 {
     static void scales(MemorySegment m, int g, int nb, float[] scales) {
         long base = g * groupBytes(nb);
         for (int b = 0; b < nb; b += 2) {
-            IntVector v = IntVector.fromMemorySegment(Simd.I, m, base + 32L * b, Simd.LE);
-            v.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
-                    .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, 16 * b);
-            if (b + 1 < nb) {
-                v.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
-                        .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, 16 * b + 16);
+            for (int v = 0; v < RV; v++) {
+                IntVector c = IntVector.fromMemorySegment(Simd.I, m, base + 32L * b + 4L * L * v, Simd.LE);
+                c.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
+                        .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, 16 * b + L * v);
+                if (b + 1 < nb) {
+                    c.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
+                            .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, 16 * b + 16 + L * v);
+                }
             }
         }
     }
@@ -121,16 +143,19 @@ final class InterleavedQ8_0 {
         for (int b = 0; b < nb; b++) {
             long rec = q + (long) b * QUANTS;
             // 8-lane halves, one per slice: plain 32-byte stores (two masked 64-byte stores per
-            // column, half of them straddling cache lines, took twice as long)
-            FloatVector d0 = FloatVector.fromArray(Simd.F8, scales, 16 * b);
-            FloatVector d1 = FloatVector.fromArray(Simd.F8, scales, 16 * b + 8);
-            for (int k = 0; k < 32; k++) {
-                long at = rec + 16L * k;
-                FloatVector lo = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B8, m, at, Simd.LE).convertShape(VectorOperators.B2I, Simd.I8, 0)).convert(VectorOperators.I2F, 0);
-                FloatVector hi = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B8, m, at + 8, Simd.LE).convertShape(VectorOperators.B2I, Simd.I8, 0)).convert(VectorOperators.I2F, 0);
-                int col = 32 * b + k;
-                lo.mul(d0).intoArray(panel, 8 * col);
-                hi.mul(d1).intoArray(panel, slice + 8 * col);
+            // column, half of them straddling cache lines, took twice as long); at 128 bits each
+            // half is two 4-lane vectors, the two parts of its 8-byte load
+            for (int p = 0; p < SL_PARTS; p++) {
+                FloatVector d0 = FloatVector.fromArray(F_SL, scales, 16 * b + SL * p);
+                FloatVector d1 = FloatVector.fromArray(F_SL, scales, 16 * b + 8 + SL * p);
+                for (int k = 0; k < 32; k++) {
+                    long at = rec + 16L * k;
+                    FloatVector lo = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B_SL, m, at, Simd.LE).convertShape(VectorOperators.B2I, I_SL, p)).convert(VectorOperators.I2F, 0);
+                    FloatVector hi = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B_SL, m, at + 8, Simd.LE).convertShape(VectorOperators.B2I, I_SL, p)).convert(VectorOperators.I2F, 0);
+                    int col = 32 * b + k;
+                    lo.mul(d0).intoArray(panel, 8 * col + SL * p);
+                    hi.mul(d1).intoArray(panel, slice + 8 * col + SL * p);
+                }
             }
         }
     }
@@ -171,65 +196,81 @@ final class InterleavedQ8_0 {
         java.util.Arrays.fill(out, o, o + 4 * ROWS, 0f);
         for (int b = 0; b < nb; b++) {
             long r0 = q0 + (long) b * QUANTS;
-            // the scale lines first (their misses overlap the block's arithmetic); an even block's
-            // codes are the low halves of the lanes, an odd one's the high halves
+            // an even block's scale codes are the low halves of the lanes, an odd one's the high halves
             long sl = base + 64L * (b >> 1);
             int up = 16 - 16 * (b & 1);
-            IntVector s0 = IntVector.fromMemorySegment(Simd.I, m, sl, Simd.LE).lanewise(VectorOperators.LSHL, up);
-            IntVector s1 = IntVector.fromMemorySegment(Simd.I, m, sl + stride, Simd.LE).lanewise(VectorOperators.LSHL, up);
-            IntVector s2 = IntVector.fromMemorySegment(Simd.I, m, sl + 2 * stride, Simd.LE).lanewise(VectorOperators.LSHL, up);
-            IntVector s3 = IntVector.fromMemorySegment(Simd.I, m, sl + 3 * stride, Simd.LE).lanewise(VectorOperators.LSHL, up);
             int xo = 32 * b;
-            FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0, c0 = a0, c1 = a0, c2 = a0, c3 = a0, e0 = a0, e1 = a0, e2 = a0, e3 = a0;
-            for (int k = 0; k < 32; k += 4) {
-                long at = r0 + 16L * k;
-                int xk = xo + k;
-                FloatVector w, xb;
-                xb = FloatVector.broadcast(Simd.F, x[xk]);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                a0 = w.fma(xb, a0);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + stride, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                b0 = w.fma(xb, b0);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 2 * stride, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                c0 = w.fma(xb, c0);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 3 * stride, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                e0 = w.fma(xb, e0);
-                xb = FloatVector.broadcast(Simd.F, x[xk + 1]);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                a1 = w.fma(xb, a1);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + stride + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                b1 = w.fma(xb, b1);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 2 * stride + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                c1 = w.fma(xb, c1);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 3 * stride + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                e1 = w.fma(xb, e1);
-                xb = FloatVector.broadcast(Simd.F, x[xk + 2]);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                a2 = w.fma(xb, a2);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + stride + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                b2 = w.fma(xb, b2);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 2 * stride + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                c2 = w.fma(xb, c2);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 3 * stride + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                e2 = w.fma(xb, e2);
-                xb = FloatVector.broadcast(Simd.F, x[xk + 3]);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                a3 = w.fma(xb, a3);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + stride + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                b3 = w.fma(xb, b3);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 2 * stride + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                c3 = w.fma(xb, c3);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 3 * stride + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                e3 = w.fma(xb, e3);
-            }
             FloatVector dx = FloatVector.broadcast(Simd.F, d[b] * RebiasedF16.ACTIVATION_SCALE); // matches the decoded scales
-            a0.add(a1).add(a2.add(a3)).fma(s0.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
-            b0.add(b1).add(b2.add(b3)).fma(s1.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS))
-                    .intoArray(out, o + ROWS);
-            c0.add(c1).add(c2.add(c3)).fma(s2.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS))
-                    .intoArray(out, o + 2 * ROWS);
-            e0.add(e1).add(e2.add(e3)).fma(s3.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS))
-                    .intoArray(out, o + 3 * ROWS);
+            // one pass over the block's columns per vector of rows (one at 512 bits)
+            for (int v = 0; v < RV; v++) {
+                // the scale lines first (their misses overlap the block's arithmetic)
+                long sv = sl + 4L * L * v;
+                IntVector s0 = IntVector.fromMemorySegment(Simd.I, m, sv, Simd.LE).lanewise(VectorOperators.LSHL, up);
+                IntVector s1 = IntVector.fromMemorySegment(Simd.I, m, sv + stride, Simd.LE).lanewise(VectorOperators.LSHL, up);
+                IntVector s2 = IntVector.fromMemorySegment(Simd.I, m, sv + 2 * stride, Simd.LE).lanewise(VectorOperators.LSHL, up);
+                IntVector s3 = IntVector.fromMemorySegment(Simd.I, m, sv + 3 * stride, Simd.LE).lanewise(VectorOperators.LSHL, up);
+                long rv = r0 + (long) (v / PARTS) * BL_BYTES;
+                int part = PARTS == 1 ? 0 : v % PARTS; // a constant to the JIT's parser where PARTS is 1
+                FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0, c0 = a0, c1 = a0, c2 = a0, c3 = a0, e0 = a0, e1 = a0, e2 = a0, e3 = a0;
+                for (int k = 0; k < 32; k += 4) {
+                    long at = rv + 16L * k;
+                    int xk = xo + k;
+                    FloatVector w, xb;
+                    xb = FloatVector.broadcast(Simd.F, x[xk]);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    a0 = w.fma(xb, a0);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + stride, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    b0 = w.fma(xb, b0);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 2 * stride, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    c0 = w.fma(xb, c0);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 3 * stride, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    e0 = w.fma(xb, e0);
+                    xb = FloatVector.broadcast(Simd.F, x[xk + 1]);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    a1 = w.fma(xb, a1);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + stride + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    b1 = w.fma(xb, b1);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 2 * stride + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    c1 = w.fma(xb, c1);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 3 * stride + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    e1 = w.fma(xb, e1);
+                    xb = FloatVector.broadcast(Simd.F, x[xk + 2]);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    if (PHASES > 2) a2 = w.fma(xb, a2);
+                    else a0 = w.fma(xb, a0);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + stride + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    if (PHASES > 2) b2 = w.fma(xb, b2);
+                    else b0 = w.fma(xb, b0);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 2 * stride + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    if (PHASES > 2) c2 = w.fma(xb, c2);
+                    else c0 = w.fma(xb, c0);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 3 * stride + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    if (PHASES > 2) e2 = w.fma(xb, e2);
+                    else e0 = w.fma(xb, e0);
+                    xb = FloatVector.broadcast(Simd.F, x[xk + 3]);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    if (PHASES > 2) a3 = w.fma(xb, a3);
+                    else a1 = w.fma(xb, a1);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + stride + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    if (PHASES > 2) b3 = w.fma(xb, b3);
+                    else b1 = w.fma(xb, b1);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 2 * stride + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    if (PHASES > 2) c3 = w.fma(xb, c3);
+                    else c1 = w.fma(xb, c1);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 3 * stride + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    if (PHASES > 2) e3 = w.fma(xb, e3);
+                    else e1 = w.fma(xb, e1);
+                }
+                int ov = o + L * v;
+                FloatVector ta = PHASES > 2 ? a0.add(a1).add(a2.add(a3)) : a0.add(a1);
+                FloatVector tb = PHASES > 2 ? b0.add(b1).add(b2.add(b3)) : b0.add(b1);
+                FloatVector tc = PHASES > 2 ? c0.add(c1).add(c2.add(c3)) : c0.add(c1);
+                FloatVector te = PHASES > 2 ? e0.add(e1).add(e2.add(e3)) : e0.add(e1);
+                ta.fma(s0.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+                tb.fma(s1.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, ov + ROWS)).intoArray(out, ov + ROWS);
+                tc.fma(s2.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, ov + 2 * ROWS)).intoArray(out, ov + 2 * ROWS);
+                te.fma(s3.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, ov + 3 * ROWS)).intoArray(out, ov + 3 * ROWS);
+            }
         }
     }
 
@@ -238,55 +279,59 @@ final class InterleavedQ8_0 {
         int xt = t * a.cols, dt = t * a.blocks;
         java.util.Arrays.fill(out, o, o + ROWS, 0f); // the row sums go through out (see groupQuad)
         for (int b = 0; b < nb; b++) {
-            long rec = base + (long) b * QUANTS;
             int xo = xt + 32 * b;
-            FloatVector p0 = FloatVector.zero(Simd.F), p1 = p0, p2 = p0, p3 = p0;
-            // 16 columns (four cache lines) written out per iteration: the JIT then unrolls the
-            // block's two iterations into straight code with constant offsets, where a loop of 4
-            // columns spent ~20 of its ~33 instructions per line on indices, counters and moving
-            // the broadcast activations. On this VM every instruction per streamed line costs
-            // bandwidth (docs/PERFORMANCE.md, "Closing session"): +30% from memory. Same products,
-            // same order. (All 32 columns written out is too large for C1, which then leaves the
-            // method in tier 2 with boxed vectors.)
-            for (int k = 0; k < 32; k += 16) {
-                long at = rec + 16L * k;
-                int xk = xo + k;
-                FloatVector w;
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p0 = w.fma(FloatVector.broadcast(Simd.F, x[xk]), p0);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p1 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 1]), p1);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p2 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 2]), p2);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p3 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 3]), p3);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 64, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p0 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 4]), p0);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 80, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p1 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 5]), p1);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 96, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p2 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 6]), p2);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 112, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p3 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 7]), p3);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 128, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p0 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 8]), p0);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 144, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p1 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 9]), p1);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 160, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p2 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 10]), p2);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 176, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p3 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 11]), p3);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 192, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p0 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 12]), p0);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 208, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p1 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 13]), p1);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 224, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p2 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 14]), p2);
-                w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.B16, m, at + 240, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
-                p3 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 15]), p3);
+            float db = d[dt + b];
+            for (int v = 0; v < RV; v++) {
+                long rec = base + (long) b * QUANTS + (long) (v / PARTS) * BL_BYTES;
+                int part = PARTS == 1 ? 0 : v % PARTS; // a constant to the JIT's parser where PARTS is 1
+                FloatVector p0 = FloatVector.zero(Simd.F), p1 = p0, p2 = p0, p3 = p0;
+                // 16 columns (four cache lines) written out per iteration: the JIT then unrolls the
+                // block's two iterations into straight code with constant offsets, where a loop of 4
+                // columns spent ~20 of its ~33 instructions per line on indices, counters and moving
+                // the broadcast activations. On this VM every instruction per streamed line costs
+                // bandwidth (docs/PERFORMANCE.md, "Closing session"): +30% from memory. Same products,
+                // same order. (All 32 columns written out is too large for C1, which then leaves the
+                // method in tier 2 with boxed vectors.)
+                for (int k = 0; k < 32; k += 16) {
+                    long at = rec + 16L * k;
+                    int xk = xo + k;
+                    FloatVector w;
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p0 = w.fma(FloatVector.broadcast(Simd.F, x[xk]), p0);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p1 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 1]), p1);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 32, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p2 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 2]), p2);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 48, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p3 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 3]), p3);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 64, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p0 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 4]), p0);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 80, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p1 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 5]), p1);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 96, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p2 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 6]), p2);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 112, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p3 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 7]), p3);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 128, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p0 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 8]), p0);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 144, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p1 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 9]), p1);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 160, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p2 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 10]), p2);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 176, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p3 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 11]), p3);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 192, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p0 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 12]), p0);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 208, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p1 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 13]), p1);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 224, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p2 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 14]), p2);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 240, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p3 = w.fma(FloatVector.broadcast(Simd.F, x[xk + 15]), p3);
+                }
+                FloatVector sumi = p0.add(p1).add(p2.add(p3));
+                sumi.fma(FloatVector.fromArray(Simd.F, scales, 16 * b + L * v).mul(db), FloatVector.fromArray(Simd.F, out, o + L * v)).intoArray(out, o + L * v);
             }
-            FloatVector sumi = p0.add(p1).add(p2.add(p3));
-            sumi.fma(FloatVector.fromArray(Simd.F, scales, 16 * b).mul(d[dt + b]), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
         }
     }
 }

@@ -40,15 +40,21 @@ final class Q8_0Kernel {
     }
 
     /**
-     * Vector API path. Per block: the 32 signed bytes widened to two float vectors; the 16 lanes of
-     * {@code lo·x[0..16) + hi·x[16..32)} are exact integers (ggml's per-block {@code sumi}, split
-     * over lanes as its AVX2 code splits it), scaled by {@code dw·dx} into a float accumulator.
-     * One token alternates two accumulators; a tile of four tokens decodes each block once.
-     * (All vector work stays inside each method: a vector passed to or returned from a call
-     * that the JIT does not inline would be boxed.)
+     * Vector API path. Per block: the 32 signed bytes widened to {@link Simd#PER_BLOCK} float
+     * vectors {@code w_j} (two at 512 bits); the lanes of {@code Σ_j w_j·x_j} are exact integers
+     * (ggml's per-block {@code sumi}, split over lanes as its AVX2 code splits it), scaled by
+     * {@code dw·dx} into a float accumulator. One token alternates two accumulators; a tile of
+     * four tokens decodes each block once. (All vector work stays inside each method: a vector
+     * passed to or returned from a call that the JIT does not inline would be boxed.)
+     *
+     * <p>Vector {@code j} of a block is bytes {@code [jL, jL + L)}: a {@link Simd#BL} load at
+     * {@code (j / BL_PARTS)·|BL|} widened in part {@code j % BL_PARTS} (at 128 bits a 64-bit load
+     * holds two vectors' bytes).
      */
     static final class Vectorized implements FormatKernel {
         static final Vectorized INSTANCE = new Vectorized();
+
+        private static final int L = Simd.L, PER_BLOCK = Simd.PER_BLOCK, PARTS = Simd.BL_PARTS, BL_BYTES = Simd.BL.length();
 
         /** Each block: 32 bytes widened to floats times the block scale (same floats as the reference). */
         @Override public void dequantizeRows(WeightMatrix w, int row, int n, float[] dst) {
@@ -58,8 +64,10 @@ final class Q8_0Kernel {
             for (int b = 0; b < blocks; b++) {
                 long blk = base + (long) b * BLOCK_BYTES;
                 float dw = WeightData.half(m, blk);
-                ((FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0)).mul(dw).intoArray(dst, 32 * b);
-                ((FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 18, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0)).mul(dw).intoArray(dst, 32 * b + 16);
+                for (int j = 0; j < PER_BLOCK; j++) {
+                    ((FloatVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2 + (j / PARTS) * BL_BYTES, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, PARTS == 1 ? 0 : j % PARTS))
+                            .mul(dw).intoArray(dst, 32 * b + L * j);
+                }
             }
         }
 
@@ -85,28 +93,38 @@ final class Q8_0Kernel {
             for (; b + 2 <= nb; b += 2) {
                 long blk = row + (long) b * BLOCK_BYTES;
                 int xo = qo + 32 * b;
-                FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
-                FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 18, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
-                FloatVector p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                // p = w_0·x_0, then p = w_j·x_j + p: at 512 bits hi.fma(x_hi, lo.mul(x_lo))
+                FloatVector p = ((FloatVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0))
+                        .mul(FloatVector.fromArray(Simd.F, q, xo));
+                for (int j = 1; j < PER_BLOCK; j++) {
+                    p = ((FloatVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2 + (j / PARTS) * BL_BYTES, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, PARTS == 1 ? 0 : j % PARTS))
+                            .fma(FloatVector.fromArray(Simd.F, q, xo + L * j), p);
+                }
                 acc0 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b]), acc0);
                 blk += BLOCK_BYTES;
                 xo += 32;
-                lo = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
-                hi = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 18, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
-                p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                p = ((FloatVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0))
+                        .mul(FloatVector.fromArray(Simd.F, q, xo));
+                for (int j = 1; j < PER_BLOCK; j++) {
+                    p = ((FloatVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2 + (j / PARTS) * BL_BYTES, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, PARTS == 1 ? 0 : j % PARTS))
+                            .fma(FloatVector.fromArray(Simd.F, q, xo + L * j), p);
+                }
                 acc1 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b + 1]), acc1);
             }
             if (b < nb) {
                 long blk = row + (long) b * BLOCK_BYTES;
                 int xo = qo + 32 * b;
-                FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
-                FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 18, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
-                FloatVector p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                FloatVector p = ((FloatVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0))
+                        .mul(FloatVector.fromArray(Simd.F, q, xo));
+                for (int j = 1; j < PER_BLOCK; j++) {
+                    p = ((FloatVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2 + (j / PARTS) * BL_BYTES, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, PARTS == 1 ? 0 : j % PARTS))
+                            .fma(FloatVector.fromArray(Simd.F, q, xo + L * j), p);
+                }
                 acc0 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b]), acc0);
             }
             acc0 = acc0.add(acc1);
-            acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
-            acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
             acc0 = acc0.add(acc0.rearrange(Simd.SWAP2));
             acc0 = acc0.add(acc0.rearrange(Simd.SWAP1));
             return acc0.lane(0);
@@ -120,36 +138,44 @@ final class Q8_0Kernel {
             FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0;
             for (int b = 0; b < nb; b++) {
                 long blk = row + (long) b * BLOCK_BYTES;
-                FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
-                FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 18, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
-                float dw = WeightData.half(m, blk);
                 int xo = 32 * b;
-                a0 = hi.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q0 + xo)))
-                        .fma(FloatVector.broadcast(Simd.F, dw * d[d0 + b]), a0);
-                a1 = hi.fma(FloatVector.fromArray(Simd.F, q, q1 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q1 + xo)))
-                        .fma(FloatVector.broadcast(Simd.F, dw * d[d1 + b]), a1);
-                a2 = hi.fma(FloatVector.fromArray(Simd.F, q, q2 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q2 + xo)))
-                        .fma(FloatVector.broadcast(Simd.F, dw * d[d2 + b]), a2);
-                a3 = hi.fma(FloatVector.fromArray(Simd.F, q, q3 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q3 + xo)))
-                        .fma(FloatVector.broadcast(Simd.F, dw * d[d3 + b]), a3);
+                // each of the block's vectors is widened once for the four tokens
+                FloatVector w = (FloatVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0);
+                FloatVector p0 = w.mul(FloatVector.fromArray(Simd.F, q, q0 + xo));
+                FloatVector p1 = w.mul(FloatVector.fromArray(Simd.F, q, q1 + xo));
+                FloatVector p2 = w.mul(FloatVector.fromArray(Simd.F, q, q2 + xo));
+                FloatVector p3 = w.mul(FloatVector.fromArray(Simd.F, q, q3 + xo));
+                for (int j = 1; j < PER_BLOCK; j++) {
+                    w = (FloatVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2 + (j / PARTS) * BL_BYTES, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, PARTS == 1 ? 0 : j % PARTS);
+                    int xj = xo + L * j;
+                    p0 = w.fma(FloatVector.fromArray(Simd.F, q, q0 + xj), p0);
+                    p1 = w.fma(FloatVector.fromArray(Simd.F, q, q1 + xj), p1);
+                    p2 = w.fma(FloatVector.fromArray(Simd.F, q, q2 + xj), p2);
+                    p3 = w.fma(FloatVector.fromArray(Simd.F, q, q3 + xj), p3);
+                }
+                float dw = WeightData.half(m, blk);
+                a0 = p0.fma(FloatVector.broadcast(Simd.F, dw * d[d0 + b]), a0);
+                a1 = p1.fma(FloatVector.broadcast(Simd.F, dw * d[d1 + b]), a1);
+                a2 = p2.fma(FloatVector.broadcast(Simd.F, dw * d[d2 + b]), a2);
+                a3 = p3.fma(FloatVector.broadcast(Simd.F, dw * d[d3 + b]), a3);
             }
-            a0 = a0.add(a0.rearrange(Simd.SWAP8));
-            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a0 = a0.add(a0.rearrange(Simd.SWAP4));
             a0 = a0.add(a0.rearrange(Simd.SWAP2));
             a0 = a0.add(a0.rearrange(Simd.SWAP1));
             out[o] = a0.lane(0);
-            a1 = a1.add(a1.rearrange(Simd.SWAP8));
-            a1 = a1.add(a1.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a1 = a1.add(a1.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a1 = a1.add(a1.rearrange(Simd.SWAP4));
             a1 = a1.add(a1.rearrange(Simd.SWAP2));
             a1 = a1.add(a1.rearrange(Simd.SWAP1));
             out[o + os] = a1.lane(0);
-            a2 = a2.add(a2.rearrange(Simd.SWAP8));
-            a2 = a2.add(a2.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a2 = a2.add(a2.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a2 = a2.add(a2.rearrange(Simd.SWAP4));
             a2 = a2.add(a2.rearrange(Simd.SWAP2));
             a2 = a2.add(a2.rearrange(Simd.SWAP1));
             out[o + 2 * os] = a2.lane(0);
-            a3 = a3.add(a3.rearrange(Simd.SWAP8));
-            a3 = a3.add(a3.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a3 = a3.add(a3.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a3 = a3.add(a3.rearrange(Simd.SWAP4));
             a3 = a3.add(a3.rearrange(Simd.SWAP2));
             a3 = a3.add(a3.rearrange(Simd.SWAP1));
             out[o + 3 * os] = a3.lane(0);

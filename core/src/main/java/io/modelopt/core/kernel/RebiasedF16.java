@@ -3,6 +3,7 @@ package io.modelopt.core.kernel;
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -138,25 +139,35 @@ final class RebiasedF16 {
 
     /**
      * {@code n} codes from byte {@code off} decoded to the exact weights at {@code dst[dstOff..]}:
-     * per 32 codes, the even and odd columns decoded as in {@link #computeOneToken} and zipped
-     * back into column order.
+     * at 512 bits per 32 codes, the even and odd columns decoded as in {@link #computeOneToken} and
+     * zipped back into column order; at narrower widths {@code L} codes widened as shorts.
      */
     static void decodeRows(MemorySegment codes, long off, float[] dst, int dstOff, int n) {
         int i = 0;
-        for (; i + 32 <= n; i += 32) {
-            IntVector v = IntVector.fromMemorySegment(Simd.I, codes, off + 2L * i, Simd.LE);
-            FloatVector even = v.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().mul(ACTIVATION_SCALE);
-            FloatVector odd = v.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().mul(ACTIVATION_SCALE);
-            ZIP_LOW.selectFrom(even, odd).intoArray(dst, dstOff + i);
-            ZIP_HIGH.selectFrom(even, odd).intoArray(dst, dstOff + i + 16);
+        if (Simd.L == 16) {
+            for (; i + 32 <= n; i += 32) {
+                IntVector v = IntVector.fromMemorySegment(Simd.I, codes, off + 2L * i, Simd.LE);
+                FloatVector even = v.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().mul(ACTIVATION_SCALE);
+                FloatVector odd = v.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().mul(ACTIVATION_SCALE);
+                ZIP_LOW.selectFrom(even, odd).intoArray(dst, dstOff + i);
+                ZIP_HIGH.selectFrom(even, odd).intoArray(dst, dstOff + i + 16);
+            }
+        } else {
+            // narrower widths: L codes sign-extended to ints (Simd.SL, half the width) are L floats in
+            // column order, (sext(code) << 13) & mask, with no zip: fewer operations than the
+            // two-vector selects, which AVX2 lacks as one instruction
+            for (; i + Simd.L <= n; i += Simd.L) {
+                ((IntVector) ShortVector.fromMemorySegment(Simd.SL, codes, off + 2L * i, Simd.LE).convertShape(VectorOperators.S2I, Simd.I, 0))
+                        .lanewise(VectorOperators.LSHL, 13).and(DECODE_MASK).reinterpretAsFloats().mul(ACTIVATION_SCALE).intoArray(dst, dstOff + i);
+            }
         }
         for (; i < n; i++) dst[dstOff + i] = decode(codes.get(WeightData.SHORT, off + 2L * i));
     }
 
     /** Indexes for {@code selectFrom(even, odd)}: lane {@code 2j} is {@code even[j]}, lane {@code 2j+1} is {@code odd[j]} (index {@code 16 + j}). */
-    private static final FloatVector ZIP_LOW = FloatVector.fromArray(Simd.F, zip(0), 0);
+    private static final FloatVector ZIP_LOW = Simd.L == 16 ? FloatVector.fromArray(Simd.F, zip(0), 0) : null;
     /** The same for lanes 8..15 of both. */
-    private static final FloatVector ZIP_HIGH = FloatVector.fromArray(Simd.F, zip(8), 0);
+    private static final FloatVector ZIP_HIGH = Simd.L == 16 ? FloatVector.fromArray(Simd.F, zip(8), 0) : null;
 
     private static float[] zip(int from) {
         float[] idx = new float[16];
@@ -167,7 +178,8 @@ final class RebiasedF16 {
     /**
      * One token, rows {@code [r0, r1)}: {@code out[outOff + r] = Σ_k w[r][k] · x[k]} with
      * {@code xs} the activations times {@code 2^102} in the order {@link #permuteActivations} gives
-     * ({@code cols} of them, a multiple of 32). Four rows per pass, each with its own FMA chain
+     * ({@code cols} of them, a multiple of 32). Per {@code 2L} columns one int vector per row;
+     * four rows per pass, each with its own FMA chain
      * over the columns and the lanes summed pairwise in a fixed order.
      */
     static void computeOneToken(MemorySegment codes, int cols, float[] xs, int r0, int r1, float[] out, int outOff) {
@@ -176,8 +188,8 @@ final class RebiasedF16 {
         for (; r + ROWS <= r1; r += ROWS) {
             long o = r * rb;
             FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0;
-            for (int k = 0; k < cols; k += 32) {
-                FloatVector xe = FloatVector.fromArray(Simd.F, xs, k), xo = FloatVector.fromArray(Simd.F, xs, k + 16);
+            for (int k = 0; k < cols; k += 2 * Simd.L) {
+                FloatVector xe = FloatVector.fromArray(Simd.F, xs, k), xo = FloatVector.fromArray(Simd.F, xs, k + Simd.L);
                 long p = o + 2L * k;
                 IntVector v0 = IntVector.fromMemorySegment(Simd.I, codes, p, Simd.LE);
                 IntVector v1 = IntVector.fromMemorySegment(Simd.I, codes, p + rb, Simd.LE);
@@ -192,22 +204,22 @@ final class RebiasedF16 {
                 a2 = v2.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xo, a2);
                 a3 = v3.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xo, a3);
             }
-            a0 = a0.add(a0.rearrange(Simd.SWAP8));
-            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a0 = a0.add(a0.rearrange(Simd.SWAP4));
             a0 = a0.add(a0.rearrange(Simd.SWAP2));
             a0 = a0.add(a0.rearrange(Simd.SWAP1));
-            a1 = a1.add(a1.rearrange(Simd.SWAP8));
-            a1 = a1.add(a1.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a1 = a1.add(a1.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a1 = a1.add(a1.rearrange(Simd.SWAP4));
             a1 = a1.add(a1.rearrange(Simd.SWAP2));
             a1 = a1.add(a1.rearrange(Simd.SWAP1));
             out[outOff + r] = a0.lane(0);
             out[outOff + r + 1] = a1.lane(0);
-            a2 = a2.add(a2.rearrange(Simd.SWAP8));
-            a2 = a2.add(a2.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a2 = a2.add(a2.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a2 = a2.add(a2.rearrange(Simd.SWAP4));
             a2 = a2.add(a2.rearrange(Simd.SWAP2));
             a2 = a2.add(a2.rearrange(Simd.SWAP1));
-            a3 = a3.add(a3.rearrange(Simd.SWAP8));
-            a3 = a3.add(a3.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a3 = a3.add(a3.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a3 = a3.add(a3.rearrange(Simd.SWAP4));
             a3 = a3.add(a3.rearrange(Simd.SWAP2));
             a3 = a3.add(a3.rearrange(Simd.SWAP1));
             out[outOff + r + 2] = a2.lane(0);
@@ -216,14 +228,14 @@ final class RebiasedF16 {
         for (; r < r1; r++) {
             long o = r * rb;
             FloatVector a0 = FloatVector.zero(Simd.F);
-            for (int k = 0; k < cols; k += 32) {
+            for (int k = 0; k < cols; k += 2 * Simd.L) {
                 IntVector v0 = IntVector.fromMemorySegment(Simd.I, codes, o + 2L * k, Simd.LE);
                 a0 = v0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats()
                         .fma(FloatVector.fromArray(Simd.F, xs, k), a0);
-                a0 = v0.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(FloatVector.fromArray(Simd.F, xs, k + 16), a0);
+                a0 = v0.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(FloatVector.fromArray(Simd.F, xs, k + Simd.L), a0);
             }
-            a0 = a0.add(a0.rearrange(Simd.SWAP8));
-            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a0 = a0.add(a0.rearrange(Simd.SWAP4));
             a0 = a0.add(a0.rearrange(Simd.SWAP2));
             a0 = a0.add(a0.rearrange(Simd.SWAP1));
             out[outOff + r] = a0.lane(0);
@@ -231,19 +243,21 @@ final class RebiasedF16 {
     }
 
     /**
-     * {@code xs[c + i] = x[xOff + c + 2i] · 2^102} and {@code xs[c + 16 + i] = x[xOff + c + 2i + 1] · 2^102}
-     * for each 32-column block {@code c} and {@code i < 16}: the kernel reads a block's codes as 16
+     * {@code xs[c + i] = x[xOff + c + 2i] · 2^102} and {@code xs[c + L + i] = x[xOff + c + 2i + 1] · 2^102}
+     * for each block {@code c} of {@code 2L} columns and {@code i < L} ({@code L} = {@link Simd#L}: the
+     * order depends on the process's vector width): the kernel reads a block's codes as {@code L}
      * ints, each holding an even column's code in its low half and the next column's in its high
      * half. Returns whether every scaling was exact ({@code |x| < 2^25}; false for NaN and infinities).
      */
     static boolean permuteActivations(float[] x, int xOff, int cols, float[] xs) {
         boolean exact = true;
-        for (int c = 0; c < cols; c += 32) {
-            for (int i = 0; i < 16; i++) {
+        final int L = Simd.L;
+        for (int c = 0; c < cols; c += 2 * L) {
+            for (int i = 0; i < L; i++) {
                 float even = x[xOff + c + 2 * i], odd = x[xOff + c + 2 * i + 1];
                 exact &= Math.abs(even) < MAX_SCALABLE & Math.abs(odd) < MAX_SCALABLE;
                 xs[c + i] = even * ACTIVATION_SCALE;
-                xs[c + 16 + i] = odd * ACTIVATION_SCALE;
+                xs[c + L + i] = odd * ACTIVATION_SCALE;
             }
         }
         return exact;
