@@ -53,12 +53,15 @@ final class Q4_KKernel {
     }
 
     /**
-     * Vector API path. Per 32-byte quarter of a super-block: two 16-byte loads zero-extended to
-     * int lanes, low nibbles (sub-block {@code 2p}) and high nibbles ({@code 2p+1}) made floats
-     * and multiplied by the activations; each sub-block's lane sums (exact integers) are
+     * Vector API path, at any width ({@link Simd#L} lanes). Per 32-byte quarter of a super-block:
+     * {@link Simd#PER_BLOCK} loads of {@code L} bytes zero-extended to int lanes ({@link Simd#BL},
+     * in two parts at 128 bits), low nibbles (sub-block {@code 2p}) and high nibbles ({@code 2p+1})
+     * made floats and multiplied by the activations (the first product an FMA onto zero, the
+     * same float as the multiplication); each sub-block's lane sums (exact integers) are
      * weighted by its 6-bit scale into a per-super-block accumulator (still exact: at most
-     * 8·63·2·15·127 per lane), which is scaled by {@code dx·d} once. The minimums go through
-     * Q8_K's {@code bsums} in scalar integers, as in ggml.
+     * 8·63·(32/L)·15·128 per lane, below 2^24 at every width), which is scaled by {@code dx·d}
+     * once. The minimums go through Q8_K's {@code bsums} in scalar integers, as in ggml. At
+     * 512 bits these are the operations, in the order, of the kernel written for 16 lanes.
      */
     static final class Vectorized implements FormatKernel {
         static final Vectorized INSTANCE = new Vectorized();
@@ -78,10 +81,11 @@ final class Q4_KKernel {
                     FloatVector d1 = FloatVector.broadcast(Simd.F, dw * (sm1 & 0xFF)), m1 = FloatVector.broadcast(Simd.F, -(dmin * (sm1 >>> 8)));
                     long qs = blk + Q4_K.QS + 32L * p;
                     int y = 256 * b + 64 * p;
-                    for (int h = 0; h < 2; h++) {
-                        IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs + 16 * h, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                        ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)).fma(d0, m0).intoArray(dst, y + 16 * h);
-                        ((FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(d1, m1).intoArray(dst, y + 32 + 16 * h);
+                    for (int h = 0; h < Simd.PER_BLOCK; h++) {
+                        IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, qs + (long) Simd.BL.length() * (h / Simd.BL_PARTS), Simd.LE)
+                                .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, h % Simd.BL_PARTS);
+                        ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)).fma(d0, m0).intoArray(dst, y + Simd.L * h);
+                        ((FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(d1, m1).intoArray(dst, y + 32 + Simd.L * h);
                     }
                 }
             }
@@ -118,20 +122,28 @@ final class Q4_KKernel {
                     int sm0 = scaleMin(s0, s1, s2, 2 * p), sm1 = scaleMin(s0, s1, s2, 2 * p + 1);
                     long qs = blk + Q4_K.QS + 32L * p;
                     int xo = 256 * b + 64 * p;
-                    IntVector v0 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                    IntVector v1 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs + 16, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                    FloatVector lo0 = (FloatVector) v0.and(0xF).convert(VectorOperators.I2F, 0), lo1 = (FloatVector) v1.and(0xF).convert(VectorOperators.I2F, 0);
-                    FloatVector hi0 = (FloatVector) v0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
-                    FloatVector hi1 = (FloatVector) v1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
+                    FloatVector zero = FloatVector.zero(Simd.F);
+                    FloatVector l0 = zero, l1 = zero, l2 = zero, l3 = zero, h0 = zero, h1 = zero, h2 = zero, h3 = zero;
+                    for (int i = 0; i < Simd.PER_BLOCK; i++) {
+                        IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, qs + (long) Simd.BL.length() * (i / Simd.BL_PARTS), Simd.LE)
+                                .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, i % Simd.BL_PARTS);
+                        FloatVector lo = (FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0);
+                        FloatVector hi = (FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
+                        int xl = xo + Simd.L * i, xh = xl + 32;
+                        l0 = lo.fma(FloatVector.fromArray(Simd.F, q, q0 + xl), l0);
+                        h0 = hi.fma(FloatVector.fromArray(Simd.F, q, q0 + xh), h0);
+                        l1 = lo.fma(FloatVector.fromArray(Simd.F, q, q1 + xl), l1);
+                        h1 = hi.fma(FloatVector.fromArray(Simd.F, q, q1 + xh), h1);
+                        l2 = lo.fma(FloatVector.fromArray(Simd.F, q, q2 + xl), l2);
+                        h2 = hi.fma(FloatVector.fromArray(Simd.F, q, q2 + xh), h2);
+                        l3 = lo.fma(FloatVector.fromArray(Simd.F, q, q3 + xl), l3);
+                        h3 = hi.fma(FloatVector.fromArray(Simd.F, q, q3 + xh), h3);
+                    }
                     FloatVector sc0 = FloatVector.broadcast(Simd.F, (float) (sm0 & 0xFF)), sc1 = FloatVector.broadcast(Simd.F, (float) (sm1 & 0xFF));
-                    sb0 = lo1.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 16), lo0.mul(FloatVector.fromArray(Simd.F, q, q0 + xo))).fma(sc0, sb0);
-                    sb0 = hi1.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 48), hi0.mul(FloatVector.fromArray(Simd.F, q, q0 + xo + 32))).fma(sc1, sb0);
-                    sb1 = lo1.fma(FloatVector.fromArray(Simd.F, q, q1 + xo + 16), lo0.mul(FloatVector.fromArray(Simd.F, q, q1 + xo))).fma(sc0, sb1);
-                    sb1 = hi1.fma(FloatVector.fromArray(Simd.F, q, q1 + xo + 48), hi0.mul(FloatVector.fromArray(Simd.F, q, q1 + xo + 32))).fma(sc1, sb1);
-                    sb2 = lo1.fma(FloatVector.fromArray(Simd.F, q, q2 + xo + 16), lo0.mul(FloatVector.fromArray(Simd.F, q, q2 + xo))).fma(sc0, sb2);
-                    sb2 = hi1.fma(FloatVector.fromArray(Simd.F, q, q2 + xo + 48), hi0.mul(FloatVector.fromArray(Simd.F, q, q2 + xo + 32))).fma(sc1, sb2);
-                    sb3 = lo1.fma(FloatVector.fromArray(Simd.F, q, q3 + xo + 16), lo0.mul(FloatVector.fromArray(Simd.F, q, q3 + xo))).fma(sc0, sb3);
-                    sb3 = hi1.fma(FloatVector.fromArray(Simd.F, q, q3 + xo + 48), hi0.mul(FloatVector.fromArray(Simd.F, q, q3 + xo + 32))).fma(sc1, sb3);
+                    sb0 = h0.fma(sc1, l0.fma(sc0, sb0));
+                    sb1 = h1.fma(sc1, l1.fma(sc0, sb1));
+                    sb2 = h2.fma(sc1, l2.fma(sc0, sb2));
+                    sb3 = h3.fma(sc1, l3.fma(sc0, sb3));
                     int m0 = sm0 >>> 8, m1 = sm1 >>> 8;
                     int bj = t * bstride + 16 * b + 4 * p;
                     summ0 += m0 * (bs[bj] + bs[bj + 1]) + m1 * (bs[bj + 2] + bs[bj + 3]);
@@ -154,23 +166,23 @@ final class Q4_KKernel {
                 mins2 += dx2 * dmin * summ2;
                 mins3 += dx3 * dmin * summ3;
             }
-            acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
-            acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
             acc0 = acc0.add(acc0.rearrange(Simd.SWAP2));
             acc0 = acc0.add(acc0.rearrange(Simd.SWAP1));
             out[o] = acc0.lane(0) - mins0;
-            acc1 = acc1.add(acc1.rearrange(Simd.SWAP8));
-            acc1 = acc1.add(acc1.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc1 = acc1.add(acc1.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc1 = acc1.add(acc1.rearrange(Simd.SWAP4));
             acc1 = acc1.add(acc1.rearrange(Simd.SWAP2));
             acc1 = acc1.add(acc1.rearrange(Simd.SWAP1));
             out[o + os] = acc1.lane(0) - mins1;
-            acc2 = acc2.add(acc2.rearrange(Simd.SWAP8));
-            acc2 = acc2.add(acc2.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc2 = acc2.add(acc2.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc2 = acc2.add(acc2.rearrange(Simd.SWAP4));
             acc2 = acc2.add(acc2.rearrange(Simd.SWAP2));
             acc2 = acc2.add(acc2.rearrange(Simd.SWAP1));
             out[o + 2 * os] = acc2.lane(0) - mins2;
-            acc3 = acc3.add(acc3.rearrange(Simd.SWAP8));
-            acc3 = acc3.add(acc3.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc3 = acc3.add(acc3.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc3 = acc3.add(acc3.rearrange(Simd.SWAP4));
             acc3 = acc3.add(acc3.rearrange(Simd.SWAP2));
             acc3 = acc3.add(acc3.rearrange(Simd.SWAP1));
             out[o + 3 * os] = acc3.lane(0) - mins3;
@@ -193,12 +205,13 @@ final class Q4_KKernel {
                     int sm0 = scaleMin(s0, s1, s2, 2 * p), sm1 = scaleMin(s0, s1, s2, 2 * p + 1);
                     long qs = blk + Q4_K.QS + 32L * p;
                     int xo = qo + 256 * b + 64 * p;
-                    IntVector v0 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                    IntVector v1 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs + 16, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                    FloatVector lo = ((FloatVector) v1.and(0xF).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + 16),
-                            ((FloatVector) v0.and(0xF).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo)));
-                    FloatVector hi = ((FloatVector) v1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + 48),
-                            ((FloatVector) v0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo + 32)));
+                    FloatVector lo = FloatVector.zero(Simd.F), hi = lo;
+                    for (int i = 0; i < Simd.PER_BLOCK; i++) {
+                        IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, qs + (long) Simd.BL.length() * (i / Simd.BL_PARTS), Simd.LE)
+                                .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, i % Simd.BL_PARTS);
+                        lo = ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + Simd.L * i), lo);
+                        hi = ((FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + 32 + Simd.L * i), hi);
+                    }
                     sb = lo.fma(FloatVector.broadcast(Simd.F, (float) (sm0 & 0xFF)), sb);
                     sb = hi.fma(FloatVector.broadcast(Simd.F, (float) (sm1 & 0xFF)), sb);
                     int bj = bo + 16 * b + 4 * p;
@@ -207,8 +220,8 @@ final class Q4_KKernel {
                 acc = sb.fma(FloatVector.broadcast(Simd.F, dx * WeightData.half(m, blk + Q4_K.D)), acc);
                 mins += dx * WeightData.half(m, blk + Q4_K.DMIN) * summ;
             }
-            acc = acc.add(acc.rearrange(Simd.SWAP8));
-            acc = acc.add(acc.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc = acc.add(acc.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc = acc.add(acc.rearrange(Simd.SWAP4));
             acc = acc.add(acc.rearrange(Simd.SWAP2));
             acc = acc.add(acc.rearrange(Simd.SWAP1));
             return acc.lane(0) - mins;

@@ -52,8 +52,9 @@ final class Q5_KKernel {
     }
 
     /**
-     * Vector API path: as {@link Q4_KKernel.Vectorized}, with the fifth bits of a quarter taken
-     * from {@code qh} (bits {@code 2p} and {@code 2p+1} of each of its 32 bytes) and OR-ed in.
+     * Vector API path, at any width: as {@link Q4_KKernel.Vectorized}, with the fifth bits of a
+     * quarter taken from {@code qh} (bits {@code 2p} and {@code 2p+1} of each of its 32 bytes,
+     * read as {@link Simd#PER_BLOCK} vectors beside the quants) and OR-ed in.
      */
     static final class Vectorized implements FormatKernel {
         static final Vectorized INSTANCE = new Vectorized();
@@ -79,8 +80,6 @@ final class Q5_KKernel {
             for (int b = 0; b < nb; b++) {
                 long blk = row + (long) b * BLOCK_BYTES;
                 float dx = a.d[dof + b];
-                IntVector h0 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + Q5_K.QH, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                IntVector h1 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + Q5_K.QH + 16, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                 FloatVector sb = FloatVector.zero(Simd.F);
                 int summ = 0;
                 // the 12 scale bytes as three little-endian ints: bytes 0-3, 4-7, 8-11
@@ -89,17 +88,18 @@ final class Q5_KKernel {
                     int sm0 = scaleMin(s0, s1, s2, 2 * p), sm1 = scaleMin(s0, s1, s2, 2 * p + 1);
                     long qs = blk + Q5_K.QS + 32L * p;
                     int xo = qo + 256 * b + 64 * p;
-                    IntVector v0 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                    IntVector v1 = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qs + 16, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                    // bit 2p of qh[l] → bit 4 of the low-nibble quant, bit 2p+1 → of the high one
-                    IntVector b00 = h0.lanewise(VectorOperators.LSHR, 2 * p).and(1).lanewise(VectorOperators.LSHL, 4);
-                    IntVector b01 = h1.lanewise(VectorOperators.LSHR, 2 * p).and(1).lanewise(VectorOperators.LSHL, 4);
-                    IntVector b10 = h0.lanewise(VectorOperators.LSHR, 2 * p + 1).and(1).lanewise(VectorOperators.LSHL, 4);
-                    IntVector b11 = h1.lanewise(VectorOperators.LSHR, 2 * p + 1).and(1).lanewise(VectorOperators.LSHL, 4);
-                    FloatVector lo = ((FloatVector) v1.and(0xF).or(b01).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + 16),
-                            ((FloatVector) v0.and(0xF).or(b00).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo)));
-                    FloatVector hi = ((FloatVector) v1.lanewise(VectorOperators.LSHR, 4).or(b11).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + 48),
-                            ((FloatVector) v0.lanewise(VectorOperators.LSHR, 4).or(b10).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(Simd.F, q, xo + 32)));
+                    FloatVector lo = FloatVector.zero(Simd.F), hi = lo;
+                    for (int i = 0; i < Simd.PER_BLOCK; i++) {
+                        long at = (long) Simd.BL.length() * (i / Simd.BL_PARTS);
+                        int part = i % Simd.BL_PARTS;
+                        IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, qs + at, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, part);
+                        IntVector h = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + Q5_K.QH + at, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, part);
+                        // bit 2p of qh[l] → bit 4 of the low-nibble quant, bit 2p+1 → of the high one
+                        IntVector b0 = h.lanewise(VectorOperators.LSHR, 2 * p).and(1).lanewise(VectorOperators.LSHL, 4);
+                        IntVector b1 = h.lanewise(VectorOperators.LSHR, 2 * p + 1).and(1).lanewise(VectorOperators.LSHL, 4);
+                        lo = ((FloatVector) v.and(0xF).or(b0).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + Simd.L * i), lo);
+                        hi = ((FloatVector) v.lanewise(VectorOperators.LSHR, 4).or(b1).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(Simd.F, q, xo + 32 + Simd.L * i), hi);
+                    }
                     sb = lo.fma(FloatVector.broadcast(Simd.F, (float) (sm0 & 0xFF)), sb);
                     sb = hi.fma(FloatVector.broadcast(Simd.F, (float) (sm1 & 0xFF)), sb);
                     int bj = bo + 16 * b + 4 * p;
@@ -108,8 +108,8 @@ final class Q5_KKernel {
                 acc = sb.fma(FloatVector.broadcast(Simd.F, dx * WeightData.half(m, blk + Q5_K.D)), acc);
                 mins += dx * WeightData.half(m, blk + Q5_K.DMIN) * summ;
             }
-            acc = acc.add(acc.rearrange(Simd.SWAP8));
-            acc = acc.add(acc.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc = acc.add(acc.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc = acc.add(acc.rearrange(Simd.SWAP4));
             acc = acc.add(acc.rearrange(Simd.SWAP2));
             acc = acc.add(acc.rearrange(Simd.SWAP1));
             return acc.lane(0) - mins;

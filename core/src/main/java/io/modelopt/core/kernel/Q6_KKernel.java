@@ -78,11 +78,13 @@ final class Q6_KKernel {
                 for (int half = 0; half < 2; half++) {
                     long ql = blk + Q6_K.QL + 64L * half, qh = blk + Q6_K.QH + 32L * half;
                     long sc = m.get(WeightData.LONG, blk + Q6_K.SCALES + 8L * half); // the half's 8 int8 scales
-                    for (int l = 0; l < 32; l += 16) {
+                    for (int l = 0; l < 32; l += Simd.L) {
+                        // at 128 bits one 8-byte load holds two vectors' bytes: lp bytes into it, widened part `part`
+                        int lp = Simd.BL_PARTS == 1 ? 0 : l & 4, part = Simd.BL_PARTS == 1 ? 0 : lp / 4;
                         int y = 256 * b + 128 * half + l, is = l / 16;
-                        IntVector va = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, ql + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                        IntVector vb = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, ql + 32 + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                        IntVector vh = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qh + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                        IntVector va = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, ql + l - lp, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, part);
+                        IntVector vb = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, ql + 32 + l - lp, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, part);
+                        IntVector vh = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, qh + l - lp, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, part);
                         va.and(0xF).or(vh.and(3).lanewise(VectorOperators.LSHL, 4)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32)
                                 .mul(dw * (byte) (sc >>> (8 * is))).intoArray(dst, y);
                         vb.and(0xF).or(vh.and(0xC).lanewise(VectorOperators.LSHL, 2)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32)
@@ -122,11 +124,13 @@ final class Q6_KKernel {
                 for (int half = 0; half < 2; half++) {
                     long ql = blk + Q6_K.QL + 64L * half, qh = blk + Q6_K.QH + 32L * half;
                     long sc = m.get(WeightData.LONG, blk + Q6_K.SCALES + 8L * half); // the half's 8 int8 scales
-                    for (int l = 0; l < 32; l += 16) {
+                    for (int l = 0; l < 32; l += Simd.L) {
+                        // at 128 bits one 8-byte load holds two vectors' bytes: lp bytes into it, widened part `part`
+                        int lp = Simd.BL_PARTS == 1 ? 0 : l & 4, part = Simd.BL_PARTS == 1 ? 0 : lp / 4;
                         int xo = 256 * b + 128 * half + l;
-                        IntVector va = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, ql + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                        IntVector vb = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, ql + 32 + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                        IntVector vh = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qh + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                        IntVector va = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, ql + l - lp, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, part);
+                        IntVector vb = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, ql + 32 + l - lp, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, part);
+                        IntVector vh = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, qh + l - lp, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, part);
                         int is = l / 16;
                         FloatVector w1 = va.and(0xF).or(vh.and(3).lanewise(VectorOperators.LSHL, 4)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32)
                                 .mul((float) (byte) (sc >>> (8 * is)));
@@ -154,23 +158,23 @@ final class Q6_KKernel {
                 acc2 = sb2.fma(FloatVector.broadcast(Simd.F, d[db + 2 * blocks] * dw), acc2);
                 acc3 = sb3.fma(FloatVector.broadcast(Simd.F, d[db + 3 * blocks] * dw), acc3);
             }
-            acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
-            acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
             acc0 = acc0.add(acc0.rearrange(Simd.SWAP2));
             acc0 = acc0.add(acc0.rearrange(Simd.SWAP1));
             out[o] = acc0.lane(0);
-            acc1 = acc1.add(acc1.rearrange(Simd.SWAP8));
-            acc1 = acc1.add(acc1.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc1 = acc1.add(acc1.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc1 = acc1.add(acc1.rearrange(Simd.SWAP4));
             acc1 = acc1.add(acc1.rearrange(Simd.SWAP2));
             acc1 = acc1.add(acc1.rearrange(Simd.SWAP1));
             out[o + os] = acc1.lane(0);
-            acc2 = acc2.add(acc2.rearrange(Simd.SWAP8));
-            acc2 = acc2.add(acc2.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc2 = acc2.add(acc2.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc2 = acc2.add(acc2.rearrange(Simd.SWAP4));
             acc2 = acc2.add(acc2.rearrange(Simd.SWAP2));
             acc2 = acc2.add(acc2.rearrange(Simd.SWAP1));
             out[o + 2 * os] = acc2.lane(0);
-            acc3 = acc3.add(acc3.rearrange(Simd.SWAP8));
-            acc3 = acc3.add(acc3.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc3 = acc3.add(acc3.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc3 = acc3.add(acc3.rearrange(Simd.SWAP4));
             acc3 = acc3.add(acc3.rearrange(Simd.SWAP2));
             acc3 = acc3.add(acc3.rearrange(Simd.SWAP1));
             out[o + 3 * os] = acc3.lane(0);
@@ -186,11 +190,13 @@ final class Q6_KKernel {
                 for (int half = 0; half < 2; half++) {
                     long ql = blk + Q6_K.QL + 64L * half, qh = blk + Q6_K.QH + 32L * half;
                     long sc = m.get(WeightData.LONG, blk + Q6_K.SCALES + 8L * half); // the half's 8 int8 scales
-                    for (int l = 0; l < 32; l += 16) {
+                    for (int l = 0; l < 32; l += Simd.L) {
+                        // at 128 bits one 8-byte load holds two vectors' bytes: lp bytes into it, widened part `part`
+                        int lp = Simd.BL_PARTS == 1 ? 0 : l & 4, part = Simd.BL_PARTS == 1 ? 0 : lp / 4;
                         int xo = qo + 256 * b + 128 * half + l;
-                        IntVector va = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, ql + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                        IntVector vb = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, ql + 32 + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                        IntVector vh = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, qh + l, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                        IntVector va = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, ql + l - lp, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, part);
+                        IntVector vb = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, ql + 32 + l - lp, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, part);
+                        IntVector vh = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, qh + l - lp, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, part);
                         FloatVector q1 = va.and(0xF).or(vh.and(3).lanewise(VectorOperators.LSHL, 4)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32);
                         FloatVector q2 = vb.and(0xF).or(vh.and(0xC).lanewise(VectorOperators.LSHL, 2)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32);
                         FloatVector q3 = va.lanewise(VectorOperators.LSHR, 4).or(vh.and(0x30)).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 32);
@@ -204,8 +210,8 @@ final class Q6_KKernel {
                 }
                 acc = sb.fma(FloatVector.broadcast(Simd.F, a.d[dof + b] * WeightData.half(m, blk + Q6_K.D)), acc);
             }
-            acc = acc.add(acc.rearrange(Simd.SWAP8));
-            acc = acc.add(acc.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc = acc.add(acc.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc = acc.add(acc.rearrange(Simd.SWAP4));
             acc = acc.add(acc.rearrange(Simd.SWAP2));
             acc = acc.add(acc.rearrange(Simd.SWAP1));
             return acc.lane(0);
