@@ -64,7 +64,7 @@ class KQuantKernelsTest {
         for (int cols : new int[]{256, 768}) {
             WeightMatrix w = MatMulTest.matrix(t, 11, cols, cols + 5);
             float[] v = new float[9 * cols], ref = new float[9 * cols];
-            VectorKernels.forType(t).dequantizeRows(w, 2, 9, v);
+            WeightFormats.forFileType(t).orElseThrow().kernel(KernelMode.VECTOR).dequantizeRows(w, 2, 9, v);
             for (int i = 0; i < 9; i++) w.dequantizeRow(2 + i, ref, i * cols);
             assertArrayEquals(ref, v, t + " " + cols);
         }
