@@ -53,6 +53,16 @@ public final class Activations {
      * that scaling was exact for all of them ({@code f16ScaledExact}: false when some {@code |x| ≥ 2^25}
      * or is not finite, and the kernel then takes its unscaled path).
      */
+    /** For the repacked Q4_K kernel ({@link InterleavedQ4_K#multipliers}), with {@link Kind#Q8_K}: {@code cols / 2} ints per token. */
+    boolean packedQ4K;
+    int[] q4kMultipliers = new int[0];
+
+    /** Asks {@link #quantize} for the repacked Q4_K kernel's multipliers too (after {@code prepare}). */
+    void prepareQ4K(boolean on) {
+        packedQ4K = on;
+        if (on) q4kMultipliers = grow(q4kMultipliers, nTokens * cols / 2);
+    }
+
     boolean scaleForF16;
     float[] f16Scaled = new float[0];
     boolean f16ScaledExact;
@@ -162,6 +172,9 @@ public final class Activations {
                     q4Neg8[t * blocks + b] = InterleavedQ4_0.multipliers(q, t * cols + 32 * b, q4Multipliers, t * cols / 2 + 16 * b);
                 }
             }
+        }
+        if (packedQ4K) {
+            for (int t = t0; t < t1; t++) InterleavedQ4_K.multipliers(q, t * cols, cols, q4kMultipliers, t * cols / 2);
         }
         if (scaleForF16 && t0 == 0 && t1 > 0) scaleForF16();
         if (transposed) transpose(t0, t1);

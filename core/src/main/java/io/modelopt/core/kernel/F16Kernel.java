@@ -42,6 +42,9 @@ final class F16Kernel {
      * from a call that the JIT does not inline would be boxed.)
      */
     static final class Vectorized implements FormatKernel {
+        /** The one-token kernel on the re-encoded copy reads the activations pre-scaled ({@link RebiasedF16}). */
+        @Override public boolean wantsScaledF16Activations() { return true; }
+
         static final Vectorized INSTANCE = new Vectorized();
 
         /** One widened row per thread, grown to the widest matrix seen. */

@@ -25,4 +25,17 @@ public interface FormatKernel {
     default void dequantizeRows(WeightMatrix w, int row, int n, float[] dst) {
         for (int i = 0; i < n; i++) w.dequantizeRow(row + i, dst, i * w.cols());
     }
+
+    /**
+     * Whether prefill-sized calls may take the float GEMM over {@link #dequantizeRows} (the same
+     * function up to float rounding). Q4_1 says no: ggml's Q8_1 sum term ({@code half(d·Σq)}) is not
+     * a product of decoded values, so its dot product stays.
+     */
+    default boolean decodesForGemm() { return true; }
+
+    /**
+     * Whether a one-token call on a repacked matrix wants the activations pre-scaled for the
+     * re-encoded F16 layout ({@link Activations#f16Scaled}, {@link RebiasedF16}).
+     */
+    default boolean wantsScaledF16Activations() { return false; }
 }

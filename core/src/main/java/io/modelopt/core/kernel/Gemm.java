@@ -1,6 +1,5 @@
 package io.modelopt.core.kernel;
 
-import io.modelopt.core.tensor.GgmlType;
 import jdk.incubator.vector.FloatVector;
 
 /**
@@ -116,10 +115,9 @@ final class Gemm {
     static void computePacked(WeightMatrix w, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] panel, float[] scales) {
         int cols = w.cols(), nb = cols / 32, rowsPerGroup = w.packedGroupRows();
         int spill = rowsPerGroup * cols;
-        boolean q4 = w.type() == GgmlType.Q4_0;
+        Repacking layout = w.repacking();
         for (int g = g0; g < g1; g++) {
-            if (q4) InterleavedQ4_0.decodeGroup(w.packed(), g, nb, panel, scales);
-            else InterleavedQ8_0.decodeGroup(w.packed(), g, nb, panel, scales);
+            layout.decodeGroup(w.packed(), g, nb, panel, scales);
             tiles(panel, 0, rowsPerGroup, spill, cols, a, g * rowsPerGroup, out, outOff, outStride);
         }
     }

@@ -1,6 +1,5 @@
 package io.modelopt.core.kernel;
 
-import io.modelopt.core.tensor.GgmlType;
 
 /**
  * {@code out[t*rows + r] = Σ_k W[r][k] · x[t*cols + k]} for all tokens t of a batch: a GEMM that
@@ -94,17 +93,17 @@ public final class MatMul {
                             WeightMatrix w0, float[] out0, int outOffset, int outStride,
                             WeightMatrix w1, float[] out1, WeightMatrix w2, float[] out2) {
         FormatKernel kernel = kernel(mode, w0);
-        // Q4_1 stays on its dot product: ggml's Q8_1 sum term (half(d·Σq)) is not a product of decoded values.
         int minRows = Math.min(w0.rows(), Math.min(w1 == null ? Integer.MAX_VALUE : w1.rows(), w2 == null ? Integer.MAX_VALUE : w2.rows()));
-        boolean gemm = mode == KernelMode.VECTOR && nTokens >= Gemm.MIN_TOKENS && minRows >= Gemm.ROWS && w0.type() != GgmlType.Q4_1;
+        boolean gemm = mode == KernelMode.VECTOR && nTokens >= Gemm.MIN_TOKENS && minRows >= Gemm.ROWS && kernel.decodesForGemm();
         // repacked matrices: the decode kernels, or the GEMM over panels decoded from the copy
-        boolean packed = mode == KernelMode.VECTOR && w0.isInterleaved() && (!gemm || Gemm.FROM_COPY);
+        boolean packed = mode == KernelMode.VECTOR && w0.isInterleaved() && (!gemm || (Gemm.FROM_COPY && w0.repacking().gemmReadsCopy()));
         // re-encoded F16 (RebiasedF16): its one-token kernel reads the activations pre-scaled
-        boolean scaleForF16 = mode == KernelMode.VECTOR && w0.type() == GgmlType.F16 && w0.isRepacked() && !gemm && nTokens == 1;
+        boolean scaleForF16 = kernel.wantsScaledF16Activations() && w0.isRepacked() && !gemm && nTokens == 1;
         int grain = packed ? w0.packedGroupRows() : gemm ? Gemm.ROWS : ROW_GRAIN;
         Call call = CALL.get();
         call.set(kernel, x, xOffset, xStride, nTokens, w0.cols(), gemm, packed, packed && !gemm && w0.repacking().wantsQ4Multipliers(), grain, pool.threads(),
                 mode == KernelMode.VECTOR, scaleForF16);
+        call.activations.prepareQ4K(packed && !gemm && w0.repacking().wantsQ4KMultipliers());
         call.add(w0, out0, outOffset, outStride);
         if (w1 != null) call.add(w1, out1, 0, w1.rows());
         if (w2 != null) call.add(w2, out2, 0, w2.rows());

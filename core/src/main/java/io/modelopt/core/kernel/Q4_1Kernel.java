@@ -16,6 +16,9 @@ final class Q4_1Kernel {
     static final int BLOCK_BYTES = 20;
 
     static final class Scalar implements FormatKernel {
+        /** ggml's Q8_1 sum term (half(d·Σq)) is not a product of decoded values: prefill keeps the dot product. */
+        @Override public boolean decodesForGemm() { return false; }
+
         static final Scalar INSTANCE = new Scalar();
 
         @Override public Activations.Kind activations() { return Activations.Kind.Q8_1; }
@@ -53,6 +56,9 @@ final class Q4_1Kernel {
      * that the JIT does not inline would be boxed.)
      */
     static final class Vectorized implements FormatKernel {
+        /** ggml's Q8_1 sum term (half(d·Σq)) is not a product of decoded values: prefill keeps the dot product. */
+        @Override public boolean decodesForGemm() { return false; }
+
         static final Vectorized INSTANCE = new Vectorized();
 
         @Override public Activations.Kind activations() { return Activations.Kind.Q8_1; }

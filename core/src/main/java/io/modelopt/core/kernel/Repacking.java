@@ -37,6 +37,15 @@ interface Repacking {
     /** Whether the group kernel wants the Q4_0 multipliers with the activations ({@link Activations#q4Multipliers}). */
     default boolean wantsQ4Multipliers() { return false; }
 
+    /** Whether the group kernel wants the Q4_K multipliers with the activations ({@link Activations#q4kMultipliers}). */
+    default boolean wantsQ4KMultipliers() { return false; }
+
+    /**
+     * Whether the prefill GEMM decodes its panels from the copy ({@link #decodeGroup}); if not, it
+     * reads the file, whose pages then stay resident beside the copy.
+     */
+    default boolean gemmReadsCopy() { return true; }
+
     /** Groups {@code [g0, g1)} of an interleaved copy, all tokens (see {@link InterleavedQ4_0#compute}). */
     default void compute(MemorySegment packed, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
         throw new UnsupportedOperationException("not an interleaved layout");

@@ -41,6 +41,24 @@ final class Repackings {
         }
     };
 
+    /**
+     * Q4_K rows interleaved {@link InterleavedQ4_K#ROWS} to a group (one row per 32-bit lane, the 16-bit
+     * nibble products of {@link InterleavedQ4_0}); the prefill GEMM still decodes the file's blocks.
+     */
+    static final Repacking Q4_K_INTERLEAVED = new Repacking() {
+        @Override public int groupRows() { return InterleavedQ4_K.ROWS; }
+        @Override public boolean interleaved() { return true; }
+        @Override public boolean applies(int rows, int cols) { return InterleavedQ4_K.canRepack(rows, cols); }
+        @Override public long packedBytes(int rows, int cols) { return InterleavedQ4_K.packedBytes(rows, cols); }
+        @Override public boolean representable(WeightMatrix w, int r0, int r1) { return true; } // scales are kept as bytes and floats
+        @Override public void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) { InterleavedQ4_K.pack(w, dst, g0, g1); }
+        @Override public boolean wantsQ4KMultipliers() { return true; }
+        @Override public boolean gemmReadsCopy() { return false; }
+        @Override public void compute(MemorySegment packed, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
+            InterleavedQ4_K.compute(packed, nb / 8, a, a.q4kMultipliers, g0, g1, out, outOff, outStride);
+        }
+    };
+
     /** F16 rows re-encoded so that no weight is subnormal ({@link RebiasedF16}); read by F16's own vector kernel. */
     static final Repacking F16_REENCODED = new Repacking() {
         @Override public int groupRows() { return 1; }

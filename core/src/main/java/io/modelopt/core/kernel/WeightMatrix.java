@@ -187,7 +187,7 @@ public final class WeightMatrix {
      */
     public long unloadCopiedSource() {
         // (F16 panels always come from the copy; -Dmodelopt.gemm.fromCopy only concerns the interleaved formats)
-        if (packed == null || (!Gemm.FROM_COPY && isInterleaved()) || !data.isMapped()) return 0;
+        if (packed == null || (isInterleaved() && !(Gemm.FROM_COPY && format.repacking().gemmReadsCopy())) || !data.isMapped()) return 0;
         long copied = (long) packedRows() * rowBytes;
         data.asSlice(0, copied).unload();
         return copied;
