@@ -289,7 +289,7 @@ final class InterleavedQ8_0 {
                 // block's two iterations into straight code with constant offsets, where a loop of 4
                 // columns spent ~20 of its ~33 instructions per line on indices, counters and moving
                 // the broadcast activations. On this VM every instruction per streamed line costs
-                // bandwidth (docs/PERFORMANCE.md, "Closing session"): +30% from memory. Same products,
+                // bandwidth (docs/PERFORMANCE.md, "Where the time goes"): +30% from memory. Same products,
                 // same order. (All 32 columns written out is too large for C1, which then leaves the
                 // method in tier 2 with boxed vectors.)
                 for (int k = 0; k < 32; k += 16) {

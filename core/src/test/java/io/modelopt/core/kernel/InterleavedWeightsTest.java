@@ -325,7 +325,7 @@ class InterleavedWeightsTest {
      * F16 has its own allocation test (RebiasedF16Test, a JVM of its own): run first in this JVM, it
      * made the Q4_0 one-token kernel compile to boxed vectors now and then (seen once in eight
      * runs; with -XX:-TieredCompilation every time), an interaction between kernels that is still
-     * open (docs/PERFORMANCE.md, "Second morning session").
+     * open (docs/PERFORMANCE.md, "Where the time goes").
      */
     @org.junit.jupiter.api.Tag("allocation") // run in a JVM of its own (see the parent pom)
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
