@@ -1,10 +1,10 @@
 package io.modelopt.core.kernel;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -60,20 +60,24 @@ import jdk.incubator.vector.VectorOperators;
  * larger, infinite or NaN scale is not repacked. The prefill GEMM and the few-token path decode a
  * group's scales into floats ({@link #scales}).
  *
- * <p>The kernel is memory bound on a long matrix; Java has no prefetch instruction. A load of one
- * byte per cache line {@link #TOUCH_AHEAD} bytes ahead ({@code -Dmodelopt.q4touch=true}) started
- * the misses early while the copy was on small pages and the scales were read from the stream
- * (5632×2048 from memory, 2 threads: 15.6 GB/s without, 18.6 GB/s with); on huge pages with the
- * scales in L1 it measures slightly slower (JMH 2056–2098 vs 2168–2223 calls/s; tiny1b decode
- * 25.6–26.1 vs 26.0–26.2 t/s), so it is off by default.
+ * <p><b>Widths.</b> The layout is the same at every vector width ({@link Simd}): a 64-byte line
+ * is one {@link IntVector} at 512 bits, two at 256 and four at 128 ({@link #VPL}), each lane still
+ * one row, so every step above is per lane and the same at every width. The one-token kernel keeps
+ * eight accumulators of {@code L} rows ({@code 8·L} rows per pass: {@link #DECODE_GROUPS} = 4, 2
+ * or 1 groups) and the few-token kernel one line part of each row half at a time.
  */
 final class InterleavedQ4_0 {
     private InterleavedQ4_0() {}
 
     /** Rows per group (the lanes of a 512-bit vector of shorts). */
     static final int ROWS = 32;
-    /** Row groups per pass of a one-token call ({@link #groupQuad}). */
-    static final int DECODE_GROUPS = 4;
+    /** Int vectors per 64-byte line: 1 at 512 bits, 2 at 256, 4 at 128. */
+    private static final int VPL = 16 / Simd.L;
+    /**
+     * Row groups per pass of a one-token call ({@link #groupQuad}): 4 at 512 bits, 2 at 256, 1 at
+     * 128, so that a pass has eight accumulators of {@code L} rows at every width.
+     */
+    static final int DECODE_GROUPS = Simd.L / 4;
     /** Bytes of one block's quants in a group (32 columns × 32 rows, 4 bits each). */
     private static final int QUANTS = 512;
     /** Bytes of one block's scales in a group (32 halves). */
@@ -85,11 +89,6 @@ final class InterleavedQ4_0 {
     private static long quants(long base, int nb) {
         return base + (long) nb * SCALES;
     }
-
-    static final long TOUCH_AHEAD = Long.getLong("modelopt.q4touchAhead", 16 << 10);
-    /** {@code -Dmodelopt.q4touch=true} turns the touches on (off by default, see above; the Q8_0 kernel never gained from them). */
-    static final boolean TOUCH = Boolean.parseBoolean(System.getProperty("modelopt.q4touch", "false"));
-
 
     static long packedBytes(int rows, int cols) {
         return (long) (rows / ROWS) * (cols / 32) * RECORD;
@@ -111,26 +110,37 @@ final class InterleavedQ4_0 {
      * hold them: {@code y[yOff + 4s + j]} = {@code y_j} of line {@code s} in the low and
      * {@code y_(j+4)} in the high 16 bits, {@code y_k = x_k - 16·x_(k-1)} over the lane's nibbles
      * ({@code x_k} = {@code q[j0 + column(s, k)]}); returns {@code -8·Σq} in the low 16 bits. The
-     * sixteen lanes {@code 4s + j} are gathered from the block with four two-vector selects: a
-     * scalar loop over {@link #column} took ~10 µs per 2048-column token, 4% of a tiny1b decode
-     * step, all of it on the calling thread while the others waited.
+     * sixteen lanes {@code 4s + j} are gathered from the block with four two-vector selects per
+     * {@code L} lanes: lanes {@code [u, u + L)} read only {@code q[j0 + u ..]} and
+     * {@code q[j0 + 16 + u ..]}, {@code L} of each (column {@code 4s + k/2 + 16·(k mod 2)}), with
+     * the same indexes for every {@code u}. (A scalar loop over {@link #column} took ~10 µs per
+     * 2048-column token, 4% of a tiny1b decode step, all of it on the calling thread while the
+     * others waited.)
      */
     static int multipliers(float[] q, int j0, int[] y, int yOff) {
-        FloatVector lo = FloatVector.fromArray(Simd.F, q, j0), hi = FloatVector.fromArray(Simd.F, q, j0 + 16);
-        int sum = (int) lo.add(hi).reduceLanes(VectorOperators.ADD); // exact: |Σq| ≤ 32·128
-        FloatVector low = MUL_LOW_X.selectFrom(lo, hi).sub(MUL_LOW_PREV.selectFrom(lo, hi).mul(MUL_LOW_16));
-        FloatVector high = MUL_HIGH_X.selectFrom(lo, hi).sub(MUL_HIGH_PREV.selectFrom(lo, hi).mul(16f));
-        IntVector l = (IntVector) low.convert(VectorOperators.F2I, 0), h = (IntVector) high.convert(VectorOperators.F2I, 0);
-        l.and(0xFFFF).or(h.lanewise(VectorOperators.LSHL, 16)).intoArray(y, yOff);
+        int sum = 0;
+        for (int u = 0; u < 16; u += Simd.L) {
+            FloatVector lo = FloatVector.fromArray(Simd.F, q, j0 + u), hi = FloatVector.fromArray(Simd.F, q, j0 + 16 + u);
+            sum += (int) lo.add(hi).reduceLanes(VectorOperators.ADD); // exact: |Σq| ≤ 32·128
+            FloatVector low = MUL_LOW_X.selectFrom(lo, hi).sub(MUL_LOW_PREV.selectFrom(lo, hi).mul(MUL_LOW_16));
+            FloatVector high = MUL_HIGH_X.selectFrom(lo, hi).sub(MUL_HIGH_PREV.selectFrom(lo, hi).mul(16f));
+            IntVector l = (IntVector) low.convert(VectorOperators.F2I, 0), h = (IntVector) high.convert(VectorOperators.F2I, 0);
+            l.and(0xFFFF).or(h.lanewise(VectorOperators.LSHL, 16)).intoArray(y, yOff + u);
+        }
         return (-8 * sum) & 0xFFFF;
     }
 
-    /** Block indexes (0..31, of {@code selectFrom(lo, hi)}) of {@code x_k} for lane {@code 4s + j}, and of {@code x_(k-1)}. */
+    /**
+     * Indexes into {@code selectFrom(lo, hi)} ({@code lo} = the block's {@code L} columns from
+     * {@code u}, {@code hi} those from {@code 16 + u}) of {@code x_k} for lane {@code u + i} =
+     * {@code 4s + j}, and of {@code x_(k-1)}; the same for every {@code u}.
+     */
     private static float[] multiplierIndexes(int k0, boolean previous) {
-        float[] idx = new float[16];
-        for (int lane = 0; lane < 16; lane++) {
+        float[] idx = new float[Simd.L];
+        for (int lane = 0; lane < Simd.L; lane++) {
             int s = lane / 4, k = k0 + lane % 4;
-            idx[lane] = column(s, previous ? Math.max(0, k - 1) : k);
+            int c = column(s, previous ? Math.max(0, k - 1) : k);
+            idx[lane] = c < 16 ? c : Simd.L + c - 16;
         }
         return idx;
     }
@@ -141,6 +151,9 @@ final class InterleavedQ4_0 {
     private static final FloatVector MUL_HIGH_PREV = FloatVector.fromArray(Simd.F, multiplierIndexes(4, true), 0);
     /** 16 for every lane but {@code j = 0} of the low halves ({@code y_0 = x_0} has no previous nibble). */
     private static final FloatVector MUL_LOW_16 = FloatVector.fromArray(Simd.F, new float[]{0, 16, 16, 16, 0, 16, 16, 16, 0, 16, 16, 16, 0, 16, 16, 16}, 0);
+    /** At 512 bits: lanes 0..7 and 8..15 of a line's vector (rows of two 8-row panel slices; narrower, a vector lies in one slice). */
+    private static final VectorMask<Float> LOW8 = Simd.L == 16 ? VectorMask.fromLong(Simd.F, 0x00FFL) : null;
+    private static final VectorMask<Float> HIGH8 = Simd.L == 16 ? VectorMask.fromLong(Simd.F, 0xFF00L) : null;
 
     /**
      * Writes groups {@code [g0, g1)} of {@code w}'s packed copy into {@code dst} ({@link #packedBytes}
@@ -178,18 +191,26 @@ final class InterleavedQ4_0 {
         for (int b = 0; b < nb; b++) {
             long rec = quants + (long) b * QUANTS;
             for (int h = 0; h < 2; h++) {
-                FloatVector d = FloatVector.fromArray(Simd.F, scales, 32 * b + 16 * h);
-                // lanes 0..7 (rows 16h..16h+7) to slice 2h, lanes 8..15 to slice 2h+1: the masked
-                // store writes lane j at offset + j, hence the - 8
-                int lo = 2 * h * slice, hi = lo + slice - 8;
-                for (int s = 0; s < 4; s++) {
-                    IntVector w = IntVector.fromMemorySegment(Simd.I, m, rec + 64L * (2 * s + h), Simd.LE);
-                    for (int k = 0; k < 8; k++) {
-                        FloatVector v = w.lanewise(VectorOperators.LSHR, 4 * k).and(0xF).or(Simd.MAGIC_BITS)
-                                .reinterpretAsFloats().sub(Simd.MAGIC + 8).mul(d);
-                        int col = 8 * (32 * b + column(s, k));
-                        v.intoArray(panel, lo + col, Simd.LOW8);
-                        v.intoArray(panel, hi + col, Simd.HIGH8);
+                for (int part = 0; part < VPL; part++) {
+                    int r = 16 * h + Simd.L * part; // the vector's first row
+                    FloatVector d = FloatVector.fromArray(Simd.F, scales, 32 * b + r);
+                    // at 512 bits lanes 0..7 (rows 16h..16h+7) to slice 2h, lanes 8..15 to slice 2h+1:
+                    // the masked store writes lane j at offset + j, hence the - 8; narrower the
+                    // vector's rows lie in one slice, from row r % 8 of it
+                    int lo = r / 8 * slice + r % 8, hi = lo + slice - 8;
+                    for (int s = 0; s < 4; s++) {
+                        IntVector w = IntVector.fromMemorySegment(Simd.I, m, rec + 64L * (2 * s + h) + 4L * Simd.L * part, Simd.LE);
+                        for (int k = 0; k < 8; k++) {
+                            FloatVector v = w.lanewise(VectorOperators.LSHR, 4 * k).and(0xF).or(Simd.MAGIC_BITS)
+                                    .reinterpretAsFloats().sub(Simd.MAGIC + 8).mul(d);
+                            int col = 8 * (32 * b + column(s, k));
+                            if (Simd.L > 8) {
+                                v.intoArray(panel, lo + col, LOW8);
+                                v.intoArray(panel, hi + col, HIGH8);
+                            } else {
+                                v.intoArray(panel, lo + col);
+                            }
+                        }
                     }
                 }
             }
@@ -214,21 +235,59 @@ final class InterleavedQ4_0 {
     static void scales(MemorySegment m, int g, int nb, float[] scales) {
         long base = (long) g * nb * RECORD;
         for (int b = 0; b < nb; b++) {
-            IntVector v = IntVector.fromMemorySegment(Simd.I, m, base + (long) b * SCALES, Simd.LE);
-            v.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
-                    .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, 32 * b);
-            v.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
-                    .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, 32 * b + 16);
+            for (int part = 0; part < VPL; part++) {
+                IntVector v = IntVector.fromMemorySegment(Simd.I, m, base + (long) b * SCALES + 4L * Simd.L * part, Simd.LE);
+                int at = 32 * b + Simd.L * part;
+                v.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
+                        .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, at);
+                v.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats()
+                        .mul(RebiasedF16.ACTIVATION_SCALE).intoArray(scales, at + 16);
+            }
         }
     }
 
+    /*
+     * The one-token pass: accumulator k (0..7) holds L rows, the lanes of part p = (k/2) % VPL of
+     * line half h = k % 2 of group k/2 / VPL of the pass (at 512 bits group k/2, h = k % 2: rows
+     * 16k..16k+15), and is scaled by scale vector k/2 (the same part of that group's scale line),
+     * its low halves for even k, its high ones for odd k.
+     */
+
     /**
-     * Four adjacent groups ({@code q0} and the next three) for a one-token call: each multiplier is
-     * loaded and broadcast once for 128 rows, the loop's own instructions count once per 16 lines of
-     * weights (on this machine every instruction per line costs bandwidth, docs/PERFORMANCE.md,
-     * "Closing session"), and four streams are read at once (JMH, 1 GiB: one group 13.5–14.0 GB/s,
-     * two 16.7–17.8, four 20.0–21.4; 16-row groups, four per pass, ran the same). Integer sums are
-     * exact, the float steps those of {@link #group}: the same bits.
+     * Whether {@link #groupQuad} loads a block's scale vectors before its line loop (512 bits, as
+     * measured there) or after it (narrower): held across the loop, at 256 bits the first shift of
+     * each after the loop ran in the Vector API's Java fallback in two bench runs of five (97 MB
+     * allocated per token; JFR: {@code IntVector.lanewiseShiftTemplate} from the scale decode),
+     * and with sixteen registers they would only be spilled there.
+     */
+    private static final boolean EARLY_SCALES = Simd.L == 16;
+
+    /** Byte offset of accumulator {@code k}'s vector in a pass's lines ({@code stride}: from one group to the next). */
+    private static long quantsAt(int k, long stride) {
+        int j = k / 2;
+        return stride * (j / VPL) + 64L * (k % 2) + 4L * Simd.L * (j % VPL);
+    }
+
+    /** Byte offset of scale vector {@code j} (0..3) in a pass's scale lines. */
+    private static long scalesAt(int j, long stride) {
+        return stride * (j / VPL) + 4L * Simd.L * (j % VPL);
+    }
+
+    /** Offset in {@code out} of accumulator {@code k}'s first row, from the pass's first. */
+    private static int rowsAt(int k) {
+        int j = k / 2;
+        return ROWS * (j / VPL) + 16 * (k % 2) + Simd.L * (j % VPL);
+    }
+
+    /**
+     * {@link #DECODE_GROUPS} adjacent groups ({@code q0} and the next ones: 128 rows at 512 bits, 64
+     * at 256, 32 at 128) for a one-token call, eight accumulators of {@code L} rows: each
+     * multiplier is loaded and broadcast once for the pass's rows, the loop's own instructions count
+     * once per eight vectors of weights (on the AVX-512 machine every instruction per line cost
+     * bandwidth, docs/PERFORMANCE.md, "Closing session"), and several streams are read at once (JMH,
+     * 1 GiB, 512 bits: one group 13.5–14.0 GB/s, two 16.7–17.8, four 20.0–21.4; 16-row groups, four
+     * per pass, ran the same). Integer sums are exact, the float steps those of {@link #group}: the
+     * same bits.
      *
      * <p>The float sums go through {@code out} rather than vector variables carried around the
      * block loop: such a variable is a phi whose exact class the JIT must guess from profiles, and
@@ -243,26 +302,35 @@ final class InterleavedQ4_0 {
         float[] d = a.d;
         long stride = (long) nb * RECORD; // from one group to the next
         long q0 = quants(base, nb);
-        java.util.Arrays.fill(out, o, o + 4 * ROWS, 0f);
+        long k0 = quantsAt(0, stride), k1 = quantsAt(1, stride), k2 = quantsAt(2, stride), k3 = quantsAt(3, stride);
+        long k4 = quantsAt(4, stride), k5 = quantsAt(5, stride), k6 = quantsAt(6, stride), k7 = quantsAt(7, stride);
+        long c0 = scalesAt(0, stride), c1 = scalesAt(1, stride), c2 = scalesAt(2, stride), c3 = scalesAt(3, stride);
+        int o0 = o + rowsAt(0), o1 = o + rowsAt(1), o2 = o + rowsAt(2), o3 = o + rowsAt(3);
+        int o4 = o + rowsAt(4), o5 = o + rowsAt(5), o6 = o + rowsAt(6), o7 = o + rowsAt(7);
+        java.util.Arrays.fill(out, o, o + DECODE_GROUPS * ROWS, 0f);
         for (int b = 0; b < nb; b++) {
-            long r0 = q0 + (long) b * QUANTS, r1 = r0 + stride, r2 = r1 + stride, r3 = r2 + stride;
-            // the scale lines are loaded first: their misses overlap the quants' arithmetic
+            long r0 = q0 + (long) b * QUANTS;
+            // at 512 bits the scale lines are loaded first: their misses overlap the quants'
+            // arithmetic; narrower after the line loop (see EARLY_SCALES)
             long sl = base + (long) b * SCALES;
-            IntVector s0 = IntVector.fromMemorySegment(Simd.I, m, sl, Simd.LE);
-            IntVector s1 = IntVector.fromMemorySegment(Simd.I, m, sl + stride, Simd.LE);
-            IntVector s2 = IntVector.fromMemorySegment(Simd.I, m, sl + 2 * stride, Simd.LE);
-            IntVector s3 = IntVector.fromMemorySegment(Simd.I, m, sl + 3 * stride, Simd.LE);
+            IntVector s0 = null, s1 = null, s2 = null, s3 = null;
+            if (EARLY_SCALES) {
+                s0 = IntVector.fromMemorySegment(Simd.I, m, sl + c0, Simd.LE);
+                s1 = IntVector.fromMemorySegment(Simd.I, m, sl + c1, Simd.LE);
+                s2 = IntVector.fromMemorySegment(Simd.I, m, sl + c2, Simd.LE);
+                s3 = IntVector.fromMemorySegment(Simd.I, m, sl + c3, Simd.LE);
+            }
             ShortVector a0 = IntVector.broadcast(Simd.I, neg8[b]).reinterpretAsShorts(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
             for (int s = 0; s < 4; s++) {
-                long l = 128L * s;
-                IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, r0 + l, Simd.LE);
-                IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, r0 + l + 64, Simd.LE);
-                IntVector v2 = IntVector.fromMemorySegment(Simd.I, m, r1 + l, Simd.LE);
-                IntVector v3 = IntVector.fromMemorySegment(Simd.I, m, r1 + l + 64, Simd.LE);
-                IntVector v4 = IntVector.fromMemorySegment(Simd.I, m, r2 + l, Simd.LE);
-                IntVector v5 = IntVector.fromMemorySegment(Simd.I, m, r2 + l + 64, Simd.LE);
-                IntVector v6 = IntVector.fromMemorySegment(Simd.I, m, r3 + l, Simd.LE);
-                IntVector v7 = IntVector.fromMemorySegment(Simd.I, m, r3 + l + 64, Simd.LE);
+                long l = r0 + 128L * s;
+                IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, l + k0, Simd.LE);
+                IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, l + k1, Simd.LE);
+                IntVector v2 = IntVector.fromMemorySegment(Simd.I, m, l + k2, Simd.LE);
+                IntVector v3 = IntVector.fromMemorySegment(Simd.I, m, l + k3, Simd.LE);
+                IntVector v4 = IntVector.fromMemorySegment(Simd.I, m, l + k4, Simd.LE);
+                IntVector v5 = IntVector.fromMemorySegment(Simd.I, m, l + k5, Simd.LE);
+                IntVector v6 = IntVector.fromMemorySegment(Simd.I, m, l + k6, Simd.LE);
+                IntVector v7 = IntVector.fromMemorySegment(Simd.I, m, l + k7, Simd.LE);
                 int c = 16 * b + 4 * s;
                 ShortVector y0 = IntVector.broadcast(Simd.I, y[c]).reinterpretAsShorts();
                 a0 = a0.add(v0.reinterpretAsShorts().mul(y0));
@@ -301,76 +369,82 @@ final class InterleavedQ4_0 {
                 a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
                 a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
             }
+            if (!EARLY_SCALES) {
+                s0 = IntVector.fromMemorySegment(Simd.I, m, sl + c0, Simd.LE);
+                s1 = IntVector.fromMemorySegment(Simd.I, m, sl + c1, Simd.LE);
+                s2 = IntVector.fromMemorySegment(Simd.I, m, sl + c2, Simd.LE);
+                s3 = IntVector.fromMemorySegment(Simd.I, m, sl + c3, Simd.LE);
+            }
             FloatVector dx = FloatVector.broadcast(Simd.F, d[b] * RebiasedF16.ACTIVATION_SCALE); // see "Scales"
             IntVector t = a0.reinterpretAsInts();
             FloatVector r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
+            r.fma(s0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o0)).intoArray(out, o0);
             t = a1.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s0.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 16)).intoArray(out, o + 16);
+            r.fma(s0.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o1)).intoArray(out, o1);
             t = a2.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s1.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS)).intoArray(out, o + ROWS);
+            r.fma(s1.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o2)).intoArray(out, o2);
             t = a3.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s1.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + ROWS + 16)).intoArray(out, o + ROWS + 16);
+            r.fma(s1.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o3)).intoArray(out, o3);
             t = a4.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s2.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS)).intoArray(out, o + 2 * ROWS);
+            r.fma(s2.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o4)).intoArray(out, o4);
             t = a5.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s2.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 2 * ROWS + 16)).intoArray(out, o + 2 * ROWS + 16);
+            r.fma(s2.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o5)).intoArray(out, o5);
             t = a6.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s3.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS)).intoArray(out, o + 3 * ROWS);
+            r.fma(s3.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o6)).intoArray(out, o6);
             t = a7.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s3.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o + 3 * ROWS + 16)).intoArray(out, o + 3 * ROWS + 16);
+            r.fma(s3.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o7)).intoArray(out, o7);
         }
     }
 
-    /** One group for token {@code t}; the float sums through {@code out}, as in {@link #groupQuad}. */
+    /**
+     * One group for token {@code t}; the float sums through {@code out}, as in {@link #groupQuad}:
+     * two accumulators (the two line halves, rows {@code 16h + L·part ..}), one line part at a
+     * time (the whole group at 512 bits; narrower the later parts find the group's lines in cache).
+     */
     private static void group(MemorySegment m, long base, int nb, Activations a, int t, float[] out, int o, float[] scales) {
         int[] y = a.q4Multipliers, neg8 = a.q4Neg8;
         float[] d = a.d;
         int yt = t * a.cols / 2, dt = t * a.blocks;
-        long touchLimit = m.byteSize() - RECORD;
-        int sink = 0;
         java.util.Arrays.fill(out, o, o + ROWS, 0f);
-        for (int b = 0; b < nb; b++) {
-            long rec = base + (long) b * QUANTS;
-            if (TOUCH) {
-                long ahead = Math.min(rec + TOUCH_AHEAD, touchLimit);
-                sink += m.get(ValueLayout.JAVA_BYTE, ahead) + m.get(ValueLayout.JAVA_BYTE, ahead + 64) + m.get(ValueLayout.JAVA_BYTE, ahead + 128)
-                        + m.get(ValueLayout.JAVA_BYTE, ahead + 192) + m.get(ValueLayout.JAVA_BYTE, ahead + 256) + m.get(ValueLayout.JAVA_BYTE, ahead + 320)
-                        + m.get(ValueLayout.JAVA_BYTE, ahead + 384) + m.get(ValueLayout.JAVA_BYTE, ahead + 448);
+        for (int part = 0; part < VPL; part++) {
+            long pa = base + 4L * Simd.L * part;
+            int op = o + Simd.L * part;
+            for (int b = 0; b < nb; b++) {
+                long rec = pa + (long) b * QUANTS;
+                ShortVector a0 = IntVector.broadcast(Simd.I, neg8[dt + b]).reinterpretAsShorts(), a1 = a0;
+                for (int s = 0; s < 4; s++) {
+                    IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, rec + 128L * s, Simd.LE);
+                    IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, rec + 128L * s + 64, Simd.LE);
+                    int c = yt + 16 * b + 4 * s;
+                    ShortVector y0 = IntVector.broadcast(Simd.I, y[c]).reinterpretAsShorts();
+                    a0 = a0.add(v0.reinterpretAsShorts().mul(y0));
+                    a1 = a1.add(v1.reinterpretAsShorts().mul(y0));
+                    ShortVector y1 = IntVector.broadcast(Simd.I, y[c + 1]).reinterpretAsShorts();
+                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                    ShortVector y2 = IntVector.broadcast(Simd.I, y[c + 2]).reinterpretAsShorts();
+                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                    ShortVector y3 = IntVector.broadcast(Simd.I, y[c + 3]).reinterpretAsShorts();
+                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                }
+                FloatVector dx = FloatVector.broadcast(Simd.F, d[dt + b]);
+                int sc = 32 * b + Simd.L * part;
+                IntVector u = a0.reinterpretAsInts();
+                FloatVector r = (FloatVector) u.add(u.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
+                r.fma(FloatVector.fromArray(Simd.F, scales, sc).mul(dx), FloatVector.fromArray(Simd.F, out, op)).intoArray(out, op);
+                u = a1.reinterpretAsInts();
+                r = (FloatVector) u.add(u.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
+                r.fma(FloatVector.fromArray(Simd.F, scales, sc + 16).mul(dx), FloatVector.fromArray(Simd.F, out, op + 16)).intoArray(out, op + 16);
             }
-            ShortVector a0 = IntVector.broadcast(Simd.I, neg8[dt + b]).reinterpretAsShorts(), a1 = a0;
-            for (int s = 0; s < 4; s++) {
-                IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, rec + 128L * s, Simd.LE);
-                IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, rec + 128L * s + 64, Simd.LE);
-                int c = yt + 16 * b + 4 * s;
-                ShortVector y0 = IntVector.broadcast(Simd.I, y[c]).reinterpretAsShorts();
-                a0 = a0.add(v0.reinterpretAsShorts().mul(y0));
-                a1 = a1.add(v1.reinterpretAsShorts().mul(y0));
-                ShortVector y1 = IntVector.broadcast(Simd.I, y[c + 1]).reinterpretAsShorts();
-                a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                ShortVector y2 = IntVector.broadcast(Simd.I, y[c + 2]).reinterpretAsShorts();
-                a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                ShortVector y3 = IntVector.broadcast(Simd.I, y[c + 3]).reinterpretAsShorts();
-                a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            }
-            FloatVector dx = FloatVector.broadcast(Simd.F, d[dt + b]);
-            IntVector u = a0.reinterpretAsInts();
-            FloatVector r = (FloatVector) u.add(u.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * b).mul(dx), FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
-            u = a1.reinterpretAsInts();
-            r = (FloatVector) u.add(u.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(FloatVector.fromArray(Simd.F, scales, 32 * b + 16).mul(dx), FloatVector.fromArray(Simd.F, out, o + 16)).intoArray(out, o + 16);
         }
-        Prefetch.keep(sink);
     }
 }

@@ -45,15 +45,29 @@ final class Q4_0Kernel {
     }
 
     /**
-     * Vector API path. Per block: the 16 bytes zero-extended to int lanes; low nibbles (elements 0..15) and high nibbles (16..31) minus 8 made floats with the magic-number trick ({@link Simd#MAGIC_BITS}); the 16 lanes of
-     * {@code lo·x[0..16) + hi·x[16..32)} are exact integers (ggml's per-block {@code sumi}, split
-     * over lanes as its AVX2 code splits it), scaled by {@code dw·dx} into a float accumulator.
-     * One token alternates two accumulators; a tile of four tokens decodes each block once.
-     * (All vector work stays inside each method: a vector passed to or returned from a call
-     * that the JIT does not inline would be boxed.)
+     * Vector API path. Per block: the 16 quant bytes zero-extended to int lanes, {@link #HALF}
+     * vectors of them ({@code 16 / L}: one at 512 bits, two at 256, four at 128; {@link Simd#BL}
+     * loads, widened in {@link Simd#BL_PARTS} parts); low nibbles (elements 0..15) and high
+     * nibbles (16..31) minus 8 made floats with the magic-number trick ({@link Simd#MAGIC_BITS});
+     * the lanes of {@code lo·x[0..16) + hi·x[16..32)}, summed over the block's vectors, are exact
+     * integers (ggml's per-block {@code sumi}, split over lanes as its AVX2 code splits it), scaled
+     * by {@code dw·dx} into a float accumulator with one FMA per block at every width. One token
+     * alternates two accumulators; a tile of four tokens decodes each block once. (All vector work
+     * stays inside each method: a vector passed to or returned from a call that the JIT does not
+     * inline would be boxed.)
      */
     static final class Vectorized implements FormatKernel {
         static final Vectorized INSTANCE = new Vectorized();
+
+        /** Int vectors per 16 quant bytes (one nibble half of a block): 1, 2 or 4. */
+        static final int HALF = 16 / Simd.L;
+        /** Bytes per {@link Simd#BL} load: 16 at 512 bits, 8 narrower (at 128 widened in two parts). */
+        private static final int STEP = Simd.BL.length();
+
+        /** Byte offset, in the block's quants, of the {@link Simd#BL} load holding int vector {@code i}. */
+        static int loadAt(int i) {
+            return i / Simd.BL_PARTS * STEP;
+        }
 
         /** Each block: nibbles minus 8 times the block scale (same floats as the reference). */
         @Override public void dequantizeRows(WeightMatrix w, int row, int n, float[] dst) {
@@ -63,9 +77,13 @@ final class Q4_0Kernel {
             for (int b = 0; b < blocks; b++) {
                 long blk = base + (long) b * BLOCK_BYTES;
                 float dw = WeightData.half(m, blk);
-                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
-                v.and(0xF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8).mul(dw).intoArray(dst, 32 * b);
-                v.lanewise(VectorOperators.LSHR, 4).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8).mul(dw).intoArray(dst, 32 * b + 16);
+                for (int i = 0; i < HALF; i++) {
+                    IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2 + loadAt(i), Simd.LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, i % Simd.BL_PARTS);
+                    int c = 32 * b + Simd.L * i;
+                    v.and(0xF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8).mul(dw).intoArray(dst, c);
+                    v.lanewise(VectorOperators.LSHR, 4).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8).mul(dw).intoArray(dst, c + 16);
+                }
             }
         }
 
@@ -83,6 +101,11 @@ final class Q4_0Kernel {
             }
         }
 
+        /*
+         * Each block: its first vector's products start the block sum p, the other HALF - 1 (none at
+         * 512 bits) are added to it exactly, then one FMA scales p into the accumulator.
+         */
+
         private static float dot1(MemorySegment m, long row, int nb, Activations a, int t) {
             float[] q = a.q, d = a.d;
             int qo = t * a.cols, dof = t * a.blocks;
@@ -91,31 +114,55 @@ final class Q4_0Kernel {
             for (; b + 2 <= nb; b += 2) {
                 long blk = row + (long) b * BLOCK_BYTES;
                 int xo = qo + 32 * b;
-                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                 FloatVector lo = v.and(0xF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
                 FloatVector hi = v.lanewise(VectorOperators.LSHR, 4).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
                 FloatVector p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                for (int i = 1; i < HALF; i++) {
+                    IntVector vi = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2 + loadAt(i), Simd.LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, i % Simd.BL_PARTS);
+                    FloatVector li = vi.and(0xF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
+                    FloatVector hv = vi.lanewise(VectorOperators.LSHR, 4).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
+                    int x = xo + Simd.L * i;
+                    p = hv.fma(FloatVector.fromArray(Simd.F, q, x + 16), li.fma(FloatVector.fromArray(Simd.F, q, x), p));
+                }
                 acc0 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b]), acc0);
                 blk += BLOCK_BYTES;
                 xo += 32;
-                v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                v = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                 lo = v.and(0xF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
                 hi = v.lanewise(VectorOperators.LSHR, 4).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
                 p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                for (int i = 1; i < HALF; i++) {
+                    IntVector vi = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2 + loadAt(i), Simd.LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, i % Simd.BL_PARTS);
+                    FloatVector li = vi.and(0xF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
+                    FloatVector hv = vi.lanewise(VectorOperators.LSHR, 4).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
+                    int x = xo + Simd.L * i;
+                    p = hv.fma(FloatVector.fromArray(Simd.F, q, x + 16), li.fma(FloatVector.fromArray(Simd.F, q, x), p));
+                }
                 acc1 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b + 1]), acc1);
             }
             if (b < nb) {
                 long blk = row + (long) b * BLOCK_BYTES;
                 int xo = qo + 32 * b;
-                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                 FloatVector lo = v.and(0xF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
                 FloatVector hi = v.lanewise(VectorOperators.LSHR, 4).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
                 FloatVector p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                for (int i = 1; i < HALF; i++) {
+                    IntVector vi = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2 + loadAt(i), Simd.LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, i % Simd.BL_PARTS);
+                    FloatVector li = vi.and(0xF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
+                    FloatVector hv = vi.lanewise(VectorOperators.LSHR, 4).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
+                    int x = xo + Simd.L * i;
+                    p = hv.fma(FloatVector.fromArray(Simd.F, q, x + 16), li.fma(FloatVector.fromArray(Simd.F, q, x), p));
+                }
                 acc0 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b]), acc0);
             }
             acc0 = acc0.add(acc1);
-            acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
-            acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
             acc0 = acc0.add(acc0.rearrange(Simd.SWAP2));
             acc0 = acc0.add(acc0.rearrange(Simd.SWAP1));
             return acc0.lane(0);
@@ -129,37 +176,48 @@ final class Q4_0Kernel {
             FloatVector a0 = FloatVector.zero(Simd.F), a1 = a0, a2 = a0, a3 = a0;
             for (int b = 0; b < nb; b++) {
                 long blk = row + (long) b * BLOCK_BYTES;
-                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 2, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                 FloatVector lo = v.and(0xF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
                 FloatVector hi = v.lanewise(VectorOperators.LSHR, 4).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
                 float dw = WeightData.half(m, blk);
                 int xo = 32 * b;
-                a0 = hi.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q0 + xo)))
-                        .fma(FloatVector.broadcast(Simd.F, dw * d[d0 + b]), a0);
-                a1 = hi.fma(FloatVector.fromArray(Simd.F, q, q1 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q1 + xo)))
-                        .fma(FloatVector.broadcast(Simd.F, dw * d[d1 + b]), a1);
-                a2 = hi.fma(FloatVector.fromArray(Simd.F, q, q2 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q2 + xo)))
-                        .fma(FloatVector.broadcast(Simd.F, dw * d[d2 + b]), a2);
-                a3 = hi.fma(FloatVector.fromArray(Simd.F, q, q3 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q3 + xo)))
-                        .fma(FloatVector.broadcast(Simd.F, dw * d[d3 + b]), a3);
+                FloatVector p0 = hi.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q0 + xo)));
+                FloatVector p1 = hi.fma(FloatVector.fromArray(Simd.F, q, q1 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q1 + xo)));
+                FloatVector p2 = hi.fma(FloatVector.fromArray(Simd.F, q, q2 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q2 + xo)));
+                FloatVector p3 = hi.fma(FloatVector.fromArray(Simd.F, q, q3 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q3 + xo)));
+                for (int i = 1; i < HALF; i++) {
+                    IntVector vi = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 2 + loadAt(i), Simd.LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, i % Simd.BL_PARTS);
+                    FloatVector li = vi.and(0xF).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
+                    FloatVector hv = vi.lanewise(VectorOperators.LSHR, 4).or(Simd.MAGIC_BITS).reinterpretAsFloats().sub(Simd.MAGIC + 8);
+                    int x = xo + Simd.L * i;
+                    p0 = hv.fma(FloatVector.fromArray(Simd.F, q, q0 + x + 16), li.fma(FloatVector.fromArray(Simd.F, q, q0 + x), p0));
+                    p1 = hv.fma(FloatVector.fromArray(Simd.F, q, q1 + x + 16), li.fma(FloatVector.fromArray(Simd.F, q, q1 + x), p1));
+                    p2 = hv.fma(FloatVector.fromArray(Simd.F, q, q2 + x + 16), li.fma(FloatVector.fromArray(Simd.F, q, q2 + x), p2));
+                    p3 = hv.fma(FloatVector.fromArray(Simd.F, q, q3 + x + 16), li.fma(FloatVector.fromArray(Simd.F, q, q3 + x), p3));
+                }
+                a0 = p0.fma(FloatVector.broadcast(Simd.F, dw * d[d0 + b]), a0);
+                a1 = p1.fma(FloatVector.broadcast(Simd.F, dw * d[d1 + b]), a1);
+                a2 = p2.fma(FloatVector.broadcast(Simd.F, dw * d[d2 + b]), a2);
+                a3 = p3.fma(FloatVector.broadcast(Simd.F, dw * d[d3 + b]), a3);
             }
-            a0 = a0.add(a0.rearrange(Simd.SWAP8));
-            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a0 = a0.add(a0.rearrange(Simd.SWAP4));
             a0 = a0.add(a0.rearrange(Simd.SWAP2));
             a0 = a0.add(a0.rearrange(Simd.SWAP1));
             out[o] = a0.lane(0);
-            a1 = a1.add(a1.rearrange(Simd.SWAP8));
-            a1 = a1.add(a1.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a1 = a1.add(a1.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a1 = a1.add(a1.rearrange(Simd.SWAP4));
             a1 = a1.add(a1.rearrange(Simd.SWAP2));
             a1 = a1.add(a1.rearrange(Simd.SWAP1));
             out[o + os] = a1.lane(0);
-            a2 = a2.add(a2.rearrange(Simd.SWAP8));
-            a2 = a2.add(a2.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a2 = a2.add(a2.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a2 = a2.add(a2.rearrange(Simd.SWAP4));
             a2 = a2.add(a2.rearrange(Simd.SWAP2));
             a2 = a2.add(a2.rearrange(Simd.SWAP1));
             out[o + 2 * os] = a2.lane(0);
-            a3 = a3.add(a3.rearrange(Simd.SWAP8));
-            a3 = a3.add(a3.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a3 = a3.add(a3.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a3 = a3.add(a3.rearrange(Simd.SWAP4));
             a3 = a3.add(a3.rearrange(Simd.SWAP2));
             a3 = a3.add(a3.rearrange(Simd.SWAP1));
             out[o + 3 * os] = a3.lane(0);

@@ -48,18 +48,23 @@ final class Q4_1Kernel {
     }
 
     /**
-     * Vector API path. Per block: nibbles as in Q4_0 without the offset; the block minimum contributes {@code m·s} in scalar; the 16 lanes of
-     * {@code lo·x[0..16) + hi·x[16..32)} are exact integers (ggml's per-block {@code sumi}, split
-     * over lanes as its AVX2 code splits it), scaled by {@code dw·dx} into a float accumulator.
-     * One token alternates two accumulators; a tile of four tokens decodes each block once.
-     * (All vector work stays inside each method: a vector passed to or returned from a call
-     * that the JIT does not inline would be boxed.)
+     * Vector API path. Per block: nibbles as in Q4_0 ({@link Q4_0Kernel.Vectorized}: {@code 16 / L}
+     * int vectors per block half) without the offset; the block minimum contributes {@code m·s} in
+     * scalar; the lanes of {@code lo·x[0..16) + hi·x[16..32)}, summed over the block's vectors, are
+     * exact integers (ggml's per-block {@code sumi}, split over lanes as its AVX2 code splits it),
+     * scaled by {@code dw·dx} into a float accumulator with one FMA per block. One token alternates
+     * two accumulators; a tile of four tokens decodes each block once. (All vector work stays inside
+     * each method: a vector passed to or returned from a call that the JIT does not inline would be
+     * boxed.)
      */
     static final class Vectorized implements FormatKernel {
         /** ggml's Q8_1 sum term (half(d·Σq)) is not a product of decoded values: prefill keeps the dot product. */
         @Override public boolean decodesForGemm() { return false; }
 
         static final Vectorized INSTANCE = new Vectorized();
+
+        /** Int vectors per 16 quant bytes: 1, 2 or 4. */
+        private static final int HALF = Q4_0Kernel.Vectorized.HALF;
 
         @Override public Activations.Kind activations() { return Activations.Kind.Q8_1; }
 
@@ -85,34 +90,58 @@ final class Q4_1Kernel {
             for (; b + 2 <= nb; b += 2) {
                 long blk = row + (long) b * BLOCK_BYTES;
                 int xo = qo + 32 * b;
-                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 4, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 4, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                 FloatVector lo = (FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0);
                 FloatVector hi = (FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
                 FloatVector p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                for (int i = 1; i < HALF; i++) {
+                    IntVector vi = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 4 + Q4_0Kernel.Vectorized.loadAt(i), Simd.LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, i % Simd.BL_PARTS);
+                    FloatVector li = (FloatVector) vi.and(0xF).convert(VectorOperators.I2F, 0);
+                    FloatVector hv = (FloatVector) vi.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
+                    int x = xo + Simd.L * i;
+                    p = hv.fma(FloatVector.fromArray(Simd.F, q, x + 16), li.fma(FloatVector.fromArray(Simd.F, q, x), p));
+                }
                 acc0 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b]), acc0);
                 mins += WeightData.half(m, blk + 2) * s[dof + b];
                 blk += BLOCK_BYTES;
                 xo += 32;
-                v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 4, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                v = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 4, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                 lo = (FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0);
                 hi = (FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
                 p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                for (int i = 1; i < HALF; i++) {
+                    IntVector vi = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 4 + Q4_0Kernel.Vectorized.loadAt(i), Simd.LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, i % Simd.BL_PARTS);
+                    FloatVector li = (FloatVector) vi.and(0xF).convert(VectorOperators.I2F, 0);
+                    FloatVector hv = (FloatVector) vi.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
+                    int x = xo + Simd.L * i;
+                    p = hv.fma(FloatVector.fromArray(Simd.F, q, x + 16), li.fma(FloatVector.fromArray(Simd.F, q, x), p));
+                }
                 acc1 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b + 1]), acc1);
                 mins += WeightData.half(m, blk + 2) * s[dof + b + 1];
             }
             if (b < nb) {
                 long blk = row + (long) b * BLOCK_BYTES;
                 int xo = qo + 32 * b;
-                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 4, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 4, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                 FloatVector lo = (FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0);
                 FloatVector hi = (FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
                 FloatVector p = hi.fma(FloatVector.fromArray(Simd.F, q, xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, xo)));
+                for (int i = 1; i < HALF; i++) {
+                    IntVector vi = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 4 + Q4_0Kernel.Vectorized.loadAt(i), Simd.LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, i % Simd.BL_PARTS);
+                    FloatVector li = (FloatVector) vi.and(0xF).convert(VectorOperators.I2F, 0);
+                    FloatVector hv = (FloatVector) vi.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
+                    int x = xo + Simd.L * i;
+                    p = hv.fma(FloatVector.fromArray(Simd.F, q, x + 16), li.fma(FloatVector.fromArray(Simd.F, q, x), p));
+                }
                 acc0 = p.fma(FloatVector.broadcast(Simd.F, WeightData.half(m, blk) * d[dof + b]), acc0);
                 mins += WeightData.half(m, blk + 2) * s[dof + b];
             }
             acc0 = acc0.add(acc1);
-            acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
-            acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) acc0 = acc0.add(acc0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) acc0 = acc0.add(acc0.rearrange(Simd.SWAP4));
             acc0 = acc0.add(acc0.rearrange(Simd.SWAP2));
             acc0 = acc0.add(acc0.rearrange(Simd.SWAP1));
             return acc0.lane(0) + mins;
@@ -128,42 +157,53 @@ final class Q4_1Kernel {
             float m0 = 0, m1 = 0, m2 = 0, m3 = 0;
             for (int b = 0; b < nb; b++) {
                 long blk = row + (long) b * BLOCK_BYTES;
-                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.B16, m, blk + 4, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                IntVector v = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 4, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                 FloatVector lo = (FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0);
                 FloatVector hi = (FloatVector) v.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
                 float dw = WeightData.half(m, blk);
                 int xo = 32 * b;
-                a0 = hi.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q0 + xo)))
-                        .fma(FloatVector.broadcast(Simd.F, dw * d[d0 + b]), a0);
-                a1 = hi.fma(FloatVector.fromArray(Simd.F, q, q1 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q1 + xo)))
-                        .fma(FloatVector.broadcast(Simd.F, dw * d[d1 + b]), a1);
-                a2 = hi.fma(FloatVector.fromArray(Simd.F, q, q2 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q2 + xo)))
-                        .fma(FloatVector.broadcast(Simd.F, dw * d[d2 + b]), a2);
-                a3 = hi.fma(FloatVector.fromArray(Simd.F, q, q3 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q3 + xo)))
-                        .fma(FloatVector.broadcast(Simd.F, dw * d[d3 + b]), a3);
+                FloatVector p0 = hi.fma(FloatVector.fromArray(Simd.F, q, q0 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q0 + xo)));
+                FloatVector p1 = hi.fma(FloatVector.fromArray(Simd.F, q, q1 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q1 + xo)));
+                FloatVector p2 = hi.fma(FloatVector.fromArray(Simd.F, q, q2 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q2 + xo)));
+                FloatVector p3 = hi.fma(FloatVector.fromArray(Simd.F, q, q3 + xo + 16), lo.mul(FloatVector.fromArray(Simd.F, q, q3 + xo)));
+                for (int i = 1; i < HALF; i++) {
+                    IntVector vi = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, blk + 4 + Q4_0Kernel.Vectorized.loadAt(i), Simd.LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, i % Simd.BL_PARTS);
+                    FloatVector li = (FloatVector) vi.and(0xF).convert(VectorOperators.I2F, 0);
+                    FloatVector hv = (FloatVector) vi.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0);
+                    int x = xo + Simd.L * i;
+                    p0 = hv.fma(FloatVector.fromArray(Simd.F, q, q0 + x + 16), li.fma(FloatVector.fromArray(Simd.F, q, q0 + x), p0));
+                    p1 = hv.fma(FloatVector.fromArray(Simd.F, q, q1 + x + 16), li.fma(FloatVector.fromArray(Simd.F, q, q1 + x), p1));
+                    p2 = hv.fma(FloatVector.fromArray(Simd.F, q, q2 + x + 16), li.fma(FloatVector.fromArray(Simd.F, q, q2 + x), p2));
+                    p3 = hv.fma(FloatVector.fromArray(Simd.F, q, q3 + x + 16), li.fma(FloatVector.fromArray(Simd.F, q, q3 + x), p3));
+                }
+                a0 = p0.fma(FloatVector.broadcast(Simd.F, dw * d[d0 + b]), a0);
+                a1 = p1.fma(FloatVector.broadcast(Simd.F, dw * d[d1 + b]), a1);
+                a2 = p2.fma(FloatVector.broadcast(Simd.F, dw * d[d2 + b]), a2);
+                a3 = p3.fma(FloatVector.broadcast(Simd.F, dw * d[d3 + b]), a3);
                 float mw = WeightData.half(m, blk + 2);
                 m0 += mw * s[d0 + b];
                 m1 += mw * s[d1 + b];
                 m2 += mw * s[d2 + b];
                 m3 += mw * s[d3 + b];
             }
-            a0 = a0.add(a0.rearrange(Simd.SWAP8));
-            a0 = a0.add(a0.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a0 = a0.add(a0.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a0 = a0.add(a0.rearrange(Simd.SWAP4));
             a0 = a0.add(a0.rearrange(Simd.SWAP2));
             a0 = a0.add(a0.rearrange(Simd.SWAP1));
             out[o] = a0.lane(0) + m0;
-            a1 = a1.add(a1.rearrange(Simd.SWAP8));
-            a1 = a1.add(a1.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a1 = a1.add(a1.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a1 = a1.add(a1.rearrange(Simd.SWAP4));
             a1 = a1.add(a1.rearrange(Simd.SWAP2));
             a1 = a1.add(a1.rearrange(Simd.SWAP1));
             out[o + os] = a1.lane(0) + m1;
-            a2 = a2.add(a2.rearrange(Simd.SWAP8));
-            a2 = a2.add(a2.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a2 = a2.add(a2.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a2 = a2.add(a2.rearrange(Simd.SWAP4));
             a2 = a2.add(a2.rearrange(Simd.SWAP2));
             a2 = a2.add(a2.rearrange(Simd.SWAP1));
             out[o + 2 * os] = a2.lane(0) + m2;
-            a3 = a3.add(a3.rearrange(Simd.SWAP8));
-            a3 = a3.add(a3.rearrange(Simd.SWAP4));
+            if (Simd.L > 8) a3 = a3.add(a3.rearrange(Simd.SWAP8));
+            if (Simd.L > 4) a3 = a3.add(a3.rearrange(Simd.SWAP4));
             a3 = a3.add(a3.rearrange(Simd.SWAP2));
             a3 = a3.add(a3.rearrange(Simd.SWAP1));
             out[o + 3 * os] = a3.lane(0) + m3;

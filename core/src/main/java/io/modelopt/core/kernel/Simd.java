@@ -88,15 +88,4 @@ final class Simd {
 
     /** Vectors of floats per 32-value block: 2, 4 or 8. */
     static final int PER_BLOCK = 32 / L;
-
-    // ---- 512-bit-only shapes of the kernels not yet written against the species above; each goes
-    // ---- with the last kernel that uses it (they are wrong at other widths).
-    static final VectorSpecies<Byte> B16 = ByteVector.SPECIES_128;
-    static final VectorSpecies<Short> S16 = ShortVector.SPECIES_256;
-    static final VectorSpecies<Float> F8 = FloatVector.SPECIES_256;
-    static final VectorSpecies<Integer> I8 = IntVector.SPECIES_256;
-    static final VectorSpecies<Byte> B8 = ByteVector.SPECIES_64;
-    static final jdk.incubator.vector.VectorMask<Float> LOW8 = L == 16 ? jdk.incubator.vector.VectorMask.fromLong(F, 0x00FFL) : null;
-    static final jdk.incubator.vector.VectorMask<Float> HIGH8 = L == 16 ? jdk.incubator.vector.VectorMask.fromLong(F, 0xFF00L) : null;
-    static final IntVector IOTA_PLUS_12 = IOTA.add(12);
 }
