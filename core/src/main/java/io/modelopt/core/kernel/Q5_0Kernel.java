@@ -75,12 +75,17 @@ final class Q5_0Kernel {
                 long row = r * w.rowBytes();
                 if (r + 1 < rowEnd) Prefetch.touch(m, row + w.rowBytes(), w.rowBytes());
                 int t = 0;
-                for (; t + 4 <= a.nTokens; t += 4) dot4(m, row, nb, a, t, out, outOff + t * outStride + r, outStride);
+                // the four-token tile only at 512 bits: below it the JIT boxed its vectors (MatMulTest's
+                // allocation check, 692 B per 4-token call at 256 bits); one token at a time there
+                if (TILE4) for (; t + 4 <= a.nTokens; t += 4) dot4(m, row, nb, a, t, out, outOff + t * outStride + r, outStride);
                 for (; t < a.nTokens; t++) out[outOff + t * outStride + r] = dot1(m, row, nb, a, t);
             }
         }
 
         /* Vector i of a block half (elements L·i ..): qh shifted right by L·i first, so the lane shifts are those of vector 0. */
+
+        /** Whether the four-token tile runs (see {@link #compute}). */
+        private static final boolean TILE4 = Simd.L == 16;
 
         private static float dot1(MemorySegment m, long row, int nb, Activations a, int t) {
             float[] q = a.q, d = a.d;

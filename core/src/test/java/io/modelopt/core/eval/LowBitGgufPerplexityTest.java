@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class LowBitGgufPerplexityTest {
     @ParameterizedTest(name = "{0}")
-    @CsvSource({"brown-llama-q2_K, 133.4103", "brown-llama-q3_K_M, 132.1948"})
+    @CsvSource({"brown-llama-q2_K, 133.4103"}) // Q2_K, Q3_K and Q4_K tensors; the other presets run the same kernels
     void matchesLlamaCppWithinActivationQuantization(String file, double llamaPpl) {
         try (GgufModelSource src = GgufModelSource.open(Fixtures.file("brown-llama/imatrix/gguf/" + file + ".gguf"))) {
             Tokenizer tok = src.tokenizer();
