@@ -265,7 +265,7 @@ public final class BenchCommand implements Command {
             boolean repacked = ((Long) r.get("repacked_bytes")) > 0;
             out.printf(Locale.ROOT, "             model file mapping resident %s of %s mapped (%s)%n",
                     mb((Long) r.get("model_mapped_rss_bytes")), mb((Long) r.get("model_mapped_bytes")),
-                    repacked ? "repacked matrices are read from their copies, their file pages released; the file serves embeddings and row tails" : "weights read in place");
+                    repacked ? "repacked matrices decode from their copies; the copied file pages are released where prefill reads the copy too (Q4_0, Q8_0, F16), kept where it reads the file (Q4_K); the file serves embeddings and row tails" : "weights read in place");
         }
     }
 
