@@ -255,10 +255,11 @@ final class InterleavedQ4_0 {
 
     /**
      * Whether {@link #groupQuad} loads a block's scale vectors before its line loop (512 bits, as
-     * measured there) or after it (narrower): held across the loop, at 256 bits the first shift of
-     * each after the loop ran in the Vector API's Java fallback in two bench runs of five (97 MB
-     * allocated per token; JFR: {@code IntVector.lanewiseShiftTemplate} from the scale decode),
-     * and with sixteen registers they would only be spilled there.
+     * measured there) or after it (narrower: with sixteen registers they would only be spilled
+     * across the loop). At 256 bits, held across the loop, the first shift of each one after it
+     * ran in the Vector API's Java fallback in two bench runs of five (97 MB allocated per token;
+     * JFR: {@code IntVector.lanewiseShiftTemplate} at the scale decode of all four); loaded after
+     * it, the fallback was still seen in some runs (one scale vector), so this is not the cure.
      */
     private static final boolean EARLY_SCALES = Simd.L == 16;
 
@@ -284,7 +285,7 @@ final class InterleavedQ4_0 {
      * at 256, 32 at 128) for a one-token call, eight accumulators of {@code L} rows: each
      * multiplier is loaded and broadcast once for the pass's rows, the loop's own instructions count
      * once per eight vectors of weights (on the AVX-512 machine every instruction per line cost
-     * bandwidth, docs/PERFORMANCE.md, "Closing session"), and several streams are read at once (JMH,
+     * bandwidth, docs/PERFORMANCE.md, "Where the time goes"), and several streams are read at once (JMH,
      * 1 GiB, 512 bits: one group 13.5–14.0 GB/s, two 16.7–17.8, four 20.0–21.4; 16-row groups, four
      * per pass, ran the same). Integer sums are exact, the float steps those of {@link #group}: the
      * same bits.
