@@ -53,7 +53,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1)
 // the JVM flags of the modelopt launcher (Vector API, native access, no per-access vector bounds re-checks)
 @Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx4g",
-        "-Djdk.incubator.vector.VECTOR_ACCESS_OOB_CHECK=0", "-XX:+UseParallelGC"})
+        "-XX:+UseParallelGC"})
 public class MatMulBenchmark {
 
     @Param({"F16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"})
