@@ -10,11 +10,11 @@ import jdk.incubator.vector.FloatVector;
  * column {@code k}, each row's weight is broadcast and multiplied into vectors of {@code L}
  * tokens ({@code xt}, the transposed activations, stored in contiguous tiles). No reductions.
  *
- * <p>The tile shape follows the width ({@link Simd#L} float lanes): at 512 bits 8 rows × 2
- * vectors (32 tokens; 16 accumulators, 8 broadcasts and 2 loads per 16 FMAs, which on AVX-512
- * runs at the FMA ports' rate); below, two passes of 4 rows × 3 vectors (24 tokens at 256 bits,
- * 12 at 128; 12 accumulators + 3 activation vectors + 1 broadcast = AVX2's 16 registers, where
- * 8 × 2 would spill). A last partial tile goes through 8 rows × 1 vector per vector of tokens.
+ * <p>Tiles are 8 rows × 2 vectors ({@link #TILE} = 2L tokens: 32 at 512 bits, 16 at 256, 8 at
+ * 128; {@link Simd#L} float lanes). At 512 bits one pass: 16 accumulators, 8 broadcasts and 2
+ * loads per 16 FMAs, which on AVX-512 runs at the FMA ports' rate. Below, with AVX2's 16
+ * registers, two passes of 4 rows × 2 vectors ({@link #block4x2}). A last tile of one vector
+ * (an odd number of token vectors) is 8 rows × 1 vector.
  *
  * <p>Numerics: the activations are quantized exactly as for the dot-product kernels (llama.cpp's
  * quantizers), and the weights decode to the reference values; only the order of the float
@@ -29,15 +29,11 @@ final class Gemm {
     static final int ROWS = 8;
     /** Tokens per vector ({@link Simd#L}: 16, 8 or 4); {@link Activations#tPad} is a multiple of it. */
     static final int TOKEN_GRAIN = VectorWidth.BITS == 0 ? 16 : VectorWidth.BITS / 32; // = Simd.L, read without loading the Vector API (MatMul reads this class's settings in any mode)
-    /**
-     * Token vectors per tile: 2 at 512 bits (8 rows × 2 vectors, 16 accumulators of AVX-512's 32
-     * registers), 3 below (two passes of 4 rows × 3 vectors, 12 accumulators: AVX2 has 16 registers).
-     */
-    static final int TILE_VECTORS = TOKEN_GRAIN == 16 ? 2 : 3;
+
     /** Whether repacked matrices feed the GEMM from their copy ({@code -Dmodelopt.gemm.fromCopy}, default true) rather than from the file. */
     static final boolean FROM_COPY = Boolean.parseBoolean(System.getProperty("modelopt.gemm.fromCopy", "true"));
-    /** Tokens per tile of the transposed activations ({@link Activations#xtIndex}): 32, 24 or 12. */
-    static final int TILE = TILE_VECTORS * TOKEN_GRAIN;
+    /** Tokens per tile of the transposed activations ({@link Activations#xtIndex}): two vectors, 32, 16 or 8. */
+    static final int TILE = 2 * TOKEN_GRAIN;
     /**
      * Rows decoded together (4 slices) before the token tiles pass over them: the slices (at most
      * 32 × cols floats, 720 KB at 5632 columns) and one token tile (as large) stay in a 2 MiB L2
@@ -91,11 +87,11 @@ final class Gemm {
         for (; t + TILE <= a.tPad; t += TILE) {
             for (int s = 0; s < rows; s += ROWS) {
                 if (Simd.L == 16) block8x2(p, at + s * cols, spill, cols, a, t, r0 + s, out, oo, os);
-                else block4x3(p, at + s * cols, spill, cols, a, t, r0 + s, out, oo, os);
+                else block4x2(p, at + s * cols, spill, cols, a, t, r0 + s, out, oo, os);
             }
         }
         if (t < a.tPad) {
-            for (int s = 0; s < rows; s += ROWS) block8x1(p, at + s * cols, spill, cols, a, t, a.tPad - t, r0 + s, out, oo, os);
+            for (int s = 0; s < rows; s += ROWS) block8x1(p, at + s * cols, spill, cols, a, t, r0 + s, out, oo, os);
         }
     }
 
@@ -184,79 +180,68 @@ final class Gemm {
     }
 
     /**
-     * The 8-row × {@code 3L}-token tile below 512 bits, in two passes of 4 rows: 12 accumulators,
-     * 3 activation vectors and one broadcast fill AVX2's 16 registers (8 rows × 2 vectors would
-     * need 19 and spill), 3 loads and 4 broadcasts per 12 FMAs. The second pass reads the tile's
-     * activations again, from L1/L2.
+     * The same tile below 512 bits, in two passes of 4 rows × 2 vectors: C2 loads a pass's
+     * broadcasts up front, so 8 accumulators + 2 activation vectors + 4 broadcasts = 14 of AVX2's
+     * 16 registers (8 × 2 would need 26 and 4 × 3 needs 19: accumulators spill to the stack, and 4 × 3
+     * ran at 40 GFLOP/s on one Zen core from L1 against 65-78 for 4 × 2); 2 loads and 4 broadcasts per 8 FMAs. The second pass reads the
+     * tile's activations again, from L1/L2.
      */
-    private static void block4x3(float[] p, int pb, int spill, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
-        final int L = Simd.L, W = 3 * L;
+    private static void block4x2(float[] p, int pb, int spill, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
+        final int L = Simd.L, W = 2 * L;
         float[] xt = a.xt;
-        int xb = t0 * cols; // the tile's stream (Activations.xtIndex)
+        int xb = t0 * cols;
         for (int h = 0; h < ROWS; h += 4) {
-            int ph = pb + h;
-            FloatVector c00 = FloatVector.zero(Simd.F), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00;
-            FloatVector c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00;
+            int ph = pb + h, o = spill + h * W;
+            FloatVector c00 = FloatVector.zero(Simd.F), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
             for (int k = 0; k < cols; k++) {
                 int xk = xb + W * k;
                 FloatVector x0 = FloatVector.fromArray(Simd.F, xt, xk), x1 = FloatVector.fromArray(Simd.F, xt, xk + L);
-                FloatVector x2 = FloatVector.fromArray(Simd.F, xt, xk + 2 * L);
                 int pk = ph + ROWS * k;
                 FloatVector w = FloatVector.broadcast(Simd.F, p[pk]);
                 c00 = w.fma(x0, c00);
                 c01 = w.fma(x1, c01);
-                c02 = w.fma(x2, c02);
                 w = FloatVector.broadcast(Simd.F, p[pk + 1]);
                 c10 = w.fma(x0, c10);
                 c11 = w.fma(x1, c11);
-                c12 = w.fma(x2, c12);
                 w = FloatVector.broadcast(Simd.F, p[pk + 2]);
                 c20 = w.fma(x0, c20);
                 c21 = w.fma(x1, c21);
-                c22 = w.fma(x2, c22);
                 w = FloatVector.broadcast(Simd.F, p[pk + 3]);
                 c30 = w.fma(x0, c30);
                 c31 = w.fma(x1, c31);
-                c32 = w.fma(x2, c32);
             }
-            int o = spill + h * W;
-            c00.intoArray(p, o); c01.intoArray(p, o + L); c02.intoArray(p, o + 2 * L);
-            c10.intoArray(p, o + W); c11.intoArray(p, o + W + L); c12.intoArray(p, o + W + 2 * L);
-            c20.intoArray(p, o + 2 * W); c21.intoArray(p, o + 2 * W + L); c22.intoArray(p, o + 2 * W + 2 * L);
-            c30.intoArray(p, o + 3 * W); c31.intoArray(p, o + 3 * W + L); c32.intoArray(p, o + 3 * W + 2 * L);
+            c00.intoArray(p, o); c01.intoArray(p, o + L);
+            c10.intoArray(p, o + W); c11.intoArray(p, o + W + L);
+            c20.intoArray(p, o + 2 * W); c21.intoArray(p, o + 2 * W + L);
+            c30.intoArray(p, o + 3 * W); c31.intoArray(p, o + 3 * W + L);
         }
         store(p, spill, W, out, oo, os, t0, r0, a.nTokens);
     }
 
     /**
-     * The last tile when {@code tPad} is not a whole number of tiles ({@code width} tokens, a
-     * multiple of {@code L} below {@link #TILE}): 8 rows × 1 vector per pass, one pass per vector
-     * of tokens (at 512 bits always one: the 8×16 tile).
+     * The 8-row × 1-vector tile: the last tile when {@code tPad} is an odd number of vectors of
+     * tokens. 8 accumulators; C2 reuses two registers for the broadcasts, so it fits 16 registers too.
      */
-    private static void block8x1(float[] p, int pb, int spill, int cols, Activations a, int t0, int width, int r0, float[] out, int oo, int os) {
+    private static void block8x1(float[] p, int pb, int spill, int cols, Activations a, int t0, int r0, float[] out, int oo, int os) {
         final int L = Simd.L;
-        int w = Simd.L == 16 ? L : width; // a constant stride at 512 bits, where the tail is one vector
         float[] xt = a.xt;
-        for (int v = 0; v < w; v += L) {
-            int xb = t0 * cols + v; // the tile's stream (Activations.xtIndex), vector v
-            FloatVector c0 = FloatVector.zero(Simd.F), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
-            for (int k = 0; k < cols; k++) {
-                FloatVector x0 = FloatVector.fromArray(Simd.F, xt, xb + w * k);
-                int pk = pb + ROWS * k;
-                c0 = FloatVector.broadcast(Simd.F, p[pk]).fma(x0, c0);
-                c1 = FloatVector.broadcast(Simd.F, p[pk + 1]).fma(x0, c1);
-                c2 = FloatVector.broadcast(Simd.F, p[pk + 2]).fma(x0, c2);
-                c3 = FloatVector.broadcast(Simd.F, p[pk + 3]).fma(x0, c3);
-                c4 = FloatVector.broadcast(Simd.F, p[pk + 4]).fma(x0, c4);
-                c5 = FloatVector.broadcast(Simd.F, p[pk + 5]).fma(x0, c5);
-                c6 = FloatVector.broadcast(Simd.F, p[pk + 6]).fma(x0, c6);
-                c7 = FloatVector.broadcast(Simd.F, p[pk + 7]).fma(x0, c7);
-            }
-            int o = spill + v;
-            c0.intoArray(p, o); c1.intoArray(p, o + w); c2.intoArray(p, o + 2 * w); c3.intoArray(p, o + 3 * w);
-            c4.intoArray(p, o + 4 * w); c5.intoArray(p, o + 5 * w); c6.intoArray(p, o + 6 * w); c7.intoArray(p, o + 7 * w);
+        int xb = t0 * cols; // the tile's stream (Activations.xtIndex)
+        FloatVector c0 = FloatVector.zero(Simd.F), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+        for (int k = 0; k < cols; k++) {
+            FloatVector x0 = FloatVector.fromArray(Simd.F, xt, xb + L * k);
+            int pk = pb + ROWS * k;
+            c0 = FloatVector.broadcast(Simd.F, p[pk]).fma(x0, c0);
+            c1 = FloatVector.broadcast(Simd.F, p[pk + 1]).fma(x0, c1);
+            c2 = FloatVector.broadcast(Simd.F, p[pk + 2]).fma(x0, c2);
+            c3 = FloatVector.broadcast(Simd.F, p[pk + 3]).fma(x0, c3);
+            c4 = FloatVector.broadcast(Simd.F, p[pk + 4]).fma(x0, c4);
+            c5 = FloatVector.broadcast(Simd.F, p[pk + 5]).fma(x0, c5);
+            c6 = FloatVector.broadcast(Simd.F, p[pk + 6]).fma(x0, c6);
+            c7 = FloatVector.broadcast(Simd.F, p[pk + 7]).fma(x0, c7);
         }
-        store(p, spill, w, out, oo, os, t0, r0, a.nTokens);
+        c0.intoArray(p, spill); c1.intoArray(p, spill + L); c2.intoArray(p, spill + 2 * L); c3.intoArray(p, spill + 3 * L);
+        c4.intoArray(p, spill + 4 * L); c5.intoArray(p, spill + 5 * L); c6.intoArray(p, spill + 6 * L); c7.intoArray(p, spill + 7 * L);
+        store(p, spill, TOKEN_GRAIN, out, oo, os, t0, r0, a.nTokens);
     }
 
     /**
