@@ -42,6 +42,7 @@ public final class WeightFormat {
     private final FormatKernel scalar;
     private final Supplier<FormatKernel> vector;
     private final Repacking repacking;
+    private final Transcoding transcoding;
     private volatile FormatKernel vectorKernel;
 
     private WeightFormat(Builder b) {
@@ -54,6 +55,7 @@ public final class WeightFormat {
         this.scalar = b.scalar;
         this.vector = b.vector;
         this.repacking = b.repacking;
+        this.transcoding = b.transcoding;
     }
 
     /** The format's name, e.g. {@code Q4_0} or {@code INT4_G128_ASYM}; unique in {@link WeightFormats}. */
@@ -101,6 +103,9 @@ public final class WeightFormat {
     /** The load-time repacked layout, or null. */
     Repacking repacking() { return repacking; }
 
+    /** How this format's rows are rewritten into a core format's interleaved layout at load, or null. */
+    public Transcoding transcoding() { return transcoding; }
+
     @Override public String toString() { return name; }
 
     /** A format of {@code name}; every part but the repacked layout and the quantizer is required. */
@@ -116,6 +121,7 @@ public final class WeightFormat {
         private FormatKernel scalar;
         private Supplier<FormatKernel> vector;
         private Repacking repacking;
+        private Transcoding transcoding;
 
         private Builder(String name) {
             this.name = Objects.requireNonNull(name, "name");
@@ -146,6 +152,9 @@ public final class WeightFormat {
         public Builder vector(Supplier<FormatKernel> k) { this.vector = k; return this; }
 
         Builder repacking(Repacking r) { this.repacking = r; return this; }
+
+        /** Runs this format on a core format's interleaved kernels where shapes allow ({@link Transcoding}). */
+        public Builder transcoding(Transcoding t) { this.transcoding = t; return this; }
 
         public WeightFormat build() {
             if (blockSize == 0) throw new IllegalStateException(name + ": no geometry (fileType or geometry)");

@@ -31,12 +31,15 @@ public final class WeightMatrix {
     private final MemorySegment packed;
 
     private WeightMatrix(WeightFormat format, TensorData t, List<TensorData> parts, MemorySegment packed) {
+        this(format, t, parts, packed, t.rowLength(), t.rows());
+    }
+
+    private WeightMatrix(WeightFormat format, TensorData t, List<TensorData> parts, MemorySegment packed, long c, long r) {
         this.format = format;
         this.tensor = t;
         this.parts = parts;
         this.data = t.data();
         this.packed = packed;
-        long c = t.rowLength(), r = t.rows();
         if (c > Integer.MAX_VALUE || r > Integer.MAX_VALUE || c * r > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("tensor " + t.name() + " is too large for a weight matrix: " + t);
         }
@@ -67,6 +70,17 @@ public final class WeightMatrix {
     public static WeightMatrix of(WeightFormat format, TensorData main, TensorData... parts) {
         Objects.requireNonNull(format, "format");
         return new WeightMatrix(format, main, List.of(parts), null);
+    }
+
+    /**
+     * A weight of {@code format} with {@code rows × cols} weights whose main tensor's shape is its
+     * own (e.g. INT4 codes packed eight to an I32 element: {@code {cols / 8, rows}}); its bytes must
+     * be {@link WeightFormat#rowBytes}{@code (cols)} per row.
+     */
+    public static WeightMatrix of(WeightFormat format, int rows, int cols, TensorData main, TensorData... parts) {
+        Objects.requireNonNull(format, "format");
+        if (rows < 1 || cols < 1) throw new IllegalArgumentException("weight " + main.name() + ": " + rows + " rows of " + cols + " columns");
+        return new WeightMatrix(format, main, List.of(parts), null, cols, rows);
     }
 
     /** The weight's format. */
@@ -165,7 +179,7 @@ public final class WeightMatrix {
         ComputePool.RangeTask fill = (g0, g1, worker) -> layout.pack(this, dst, g0, g1);
         if (pool == null) fill.run(0, groups, 0);
         else pool.parallelFor(groups, fill);
-        return new WeightMatrix(format, tensor, parts, dst);
+        return new WeightMatrix(format, tensor, parts, dst, cols, rows);
     }
 
     /** Alignment of a repacked copy (a cache line; the records are multiples of it). */
