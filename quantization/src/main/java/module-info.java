@@ -3,4 +3,5 @@ module io.modelopt.quantization {
     requires transitive io.modelopt.core;
     exports io.modelopt.quantization;
     exports io.modelopt.quantization.gguf;
+    exports io.modelopt.quantization.format;
 }
