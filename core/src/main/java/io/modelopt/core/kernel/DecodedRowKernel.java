@@ -4,14 +4,20 @@ import jdk.incubator.vector.FloatVector;
 
 /**
  * The kernel of formats that have a reference decoder but no kernel of their own yet (Q2_K,
- * Q3_K, Q5_1, IQ4_NL): each weight row is decoded to floats once per call, into per-thread
+ * Q3_K, Q5_1, IQ4_NL, and formats registered from outside core): each weight row is decoded to floats once per call, into per-thread
  * scratch, and every token's F32 activations are multiplied with it. Exact to the decoder's
  * values (no activation quantization, so a little closer to the float model than llama.cpp's
  * Q8_K dot products); about as fast as the decoder, i.e. far slower than a format's own kernel,
  * which is why the formats that matter have one.
  */
-final class DecodedRowKernel {
+public final class DecodedRowKernel {
     private DecodedRowKernel() {}
+
+    /** The scalar kernel (any format with a reference decoder). */
+    public static FormatKernel scalar() { return Scalar.INSTANCE; }
+
+    /** The Vector API kernel; only call it in {@link KernelMode#VECTOR}. */
+    public static FormatKernel vector() { return Vectorized.INSTANCE; }
 
     private static final ThreadLocal<float[][]> ROW = ThreadLocal.withInitial(() -> new float[1][]);
 
