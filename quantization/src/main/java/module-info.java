@@ -4,4 +4,7 @@ module io.modelopt.quantization {
     exports io.modelopt.quantization;
     exports io.modelopt.quantization.gguf;
     exports io.modelopt.quantization.format;
+    exports io.modelopt.quantization.hf;
+    provides io.modelopt.core.kernel.WeightFormatProvider with io.modelopt.quantization.hf.HfFormatProvider;
+    provides io.modelopt.core.model.WeightBinder with io.modelopt.quantization.hf.HfQuantizedBinder;
 }
