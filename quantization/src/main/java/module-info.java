@@ -10,4 +10,6 @@ module io.modelopt.quantization {
             io.modelopt.quantization.hf.HfFormatProvider;
     provides io.modelopt.core.model.WeightBinder with io.modelopt.quantization.format.PackedIntBinder,
             io.modelopt.quantization.hf.HfQuantizedBinder;
+    provides io.modelopt.core.spi.ModelExporter with io.modelopt.quantization.hf.AwqExporter,
+            io.modelopt.quantization.hf.GptqExporter, io.modelopt.quantization.hf.CompressedTensorsExporter;
 }
