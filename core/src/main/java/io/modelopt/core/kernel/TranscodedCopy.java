@@ -23,7 +23,8 @@ final class TranscodedCopy {
     static long bytes(WeightMatrix w) {
         Transcoding t = w.format().transcoding();
         long n = align(t.target().repacking().packedBytes(w.rows(), w.cols()));
-        if (t.offsetGroupSize() > 0) n += align(4L * w.rows() * (w.cols() / t.offsetGroupSize()));
+        int og = t.offsetGroupSize(w);
+        if (og > 0) n += align(4L * w.rows() * (w.cols() / og));
         if (t.rowScaled()) n += align(4L * w.rows());
         return n;
     }
@@ -39,7 +40,7 @@ final class TranscodedCopy {
         WeightFormat target = t.target();
         Repacking layout = target.repacking();
         int rows = w.rows(), cols = w.cols(), groupRows = layout.groupRows();
-        int og = t.offsetGroupSize(), groups = og > 0 ? cols / og : 0;
+        int og = t.offsetGroupSize(w), groups = og > 0 ? cols / og : 0;
         long align = WeightMatrix.REPACK_ALIGNMENT;
         MemorySegment copy = allocator.allocate(layout.packedBytes(rows, cols), align);
         MemorySegment offsets = og > 0 ? allocator.allocate(4L * rows * groups, align) : null;

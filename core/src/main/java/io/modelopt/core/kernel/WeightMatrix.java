@@ -175,7 +175,7 @@ public final class WeightMatrix {
         if (t == null || !t.applies(this)) return false;
         Repacking r = t.target().repacking();
         if (r == null || !r.interleaved() || !r.applies(rows, cols) || rows % r.groupRows() != 0) return false;
-        int g = t.offsetGroupSize();
+        int g = t.offsetGroupSize(this);
         return g == 0 || (g % 32 == 0 && cols % g == 0);
     }
 
