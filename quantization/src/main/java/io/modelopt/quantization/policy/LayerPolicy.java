@@ -158,13 +158,13 @@ public final class LayerPolicy {
                 TargetFormat.Int int8 = new TargetFormat.Int(new IntScheme(8, IntScheme.PER_CHANNEL, true,
                         spec.scaleType() == QuantizationSpec.ScaleType.F32 ? IntScheme.ScaleType.F32 : IntScheme.ScaleType.F16));
                 if (target instanceof TargetFormat.Int && dims.length == 2 && int8.fits(dims[0])) {
-                    LOG.info("{}: {}: kept at {} instead", name, fit, int8.name());
+                    LOG.info("{}: stored as {} instead", fit, int8.name());
+                    reason = "fallback: " + dims[0] + " columns do not fit " + target.name();
                     target = int8;
-                    reason = "fallback: " + dims[0] + " columns do not fit the default";
                 } else {
-                    LOG.info("{}: {}: kept as {}", name, fit, source);
+                    LOG.info("{}: kept as {}", fit, source);
+                    reason = "fallback: " + dims[0] + " columns do not fit " + target.name() + ", kept";
                     target = TargetFormat.KEEP;
-                    reason = "fallback: " + dims[0] + " columns fit no default format";
                 }
             }
         }
