@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@link Evaluation} on the fixtures: brown-llama f32 against q8_0 on a few windows of context
@@ -158,13 +160,39 @@ class EvaluationTest {
         // llama-perplexity -f fiction-test.txt -c 128 (stories260K/perplexity.md): f32 24.6898, q8_0 24.6779; 293 windows
         Evaluation.Result r = Evaluation.run(Fixtures.storiesGguf("f32"), Fixtures.storiesGguf("q8_0"),
                 PerplexityFixture.read(Fixtures.file("corpora/brown/fiction-test.txt")),
-                Evaluation.Options.builder().contextLength(128).newTokens(8).threads(2).build(), null);
+                Evaluation.Options.builder().contextLength(128).newTokens(0).threads(2).build(), null);
         assertEquals(293, r.base().llamaCpp().windows());
         assertEquals(18_459, r.base().llamaCpp().tokensScored());
         assertEquals(24.6898, r.base().llamaCpp().perplexity(), 24.6898 * 1e-3);
         assertEquals(24.6779, r.quant().llamaCpp().perplexity(), 24.6779 * 1e-3);
         assertEquals(0.50541, r.base().llamaCpp().error(), 0.01 * 0.50541);
     }
+
+    /**
+     * Greedy agreement against llama.cpp's own greedy runs (reference.json: the f32 tokens and each
+     * quantized file's tokens and "tokens matching the f32 reference before divergence"), with the
+     * three reference prompts as the text's lines, each taken whole, and llama.cpp's F32 KV cache.
+     */
+    @ParameterizedTest(name = "{0}") @ValueSource(strings = {"q8_0", "q4_0"})
+    void greedyAgreementMatchesLlamaCppsGreedyRuns(String type) {
+        Map<String, Object> ref = Json.parseObject(PerplexityFixture.read(Fixtures.file("brown-llama/reference.json")));
+        List<?> refPrompts = (List<?>) ref.get("prompts");
+        StringBuilder text = new StringBuilder();
+        for (Object p : refPrompts) text.append(((Map<?, ?>) p).get("prompt")).append("\n\n");
+        Evaluation.Result r = Evaluation.run(Fixtures.brownGguf("f32"), Fixtures.brownGguf(type), text.toString(),
+                Evaluation.Options.builder().contextLength(16).maxWindows(1).promptTokens(64).newTokens(48).kvDtype(KvDtype.F32).threads(2).build(), null);
+        assertEquals(3, r.greedy().size());
+        for (int i = 0; i < 3; i++) {
+            Map<?, ?> p = (Map<?, ?>) refPrompts.get(i);
+            Map<?, ?> quantized = (Map<?, ?>) ((Map<?, ?>) p.get("llama_cpp_quantized")).get("brown-llama-" + type + ".gguf");
+            GreedyAgreement g = r.greedy().get(i);
+            assertArrayEquals(ids(p.get("prompt_ids")), g.prompt(), "prompt " + i);
+            assertArrayEquals(ids(((Map<?, ?>) p.get("llama_cpp")).get("gen_ids")), g.base(), "f32 greedy tokens, prompt " + i);
+            assertEquals(((Number) quantized.get("tokens_matching_f32_reference_before_divergence")).intValue(), g.agreed(), type + " prompt " + i);
+        }
+    }
+
+    private static int[] ids(Object list) { return ((List<?>) list).stream().mapToInt(o -> ((Number) o).intValue()).toArray(); }
 
     @Test
     void badInputNamesTheProblem() {
