@@ -149,6 +149,15 @@ public final class ModelOptimizer implements AutoCloseable {
         return new OptimizedModel(model, runner, progress);
     }
 
+    /**
+     * The registered quantizer for {@code spec} (for tools that quantize a source they opened themselves).
+     *
+     * @throws IllegalStateException naming the method and the module to add when none supports it
+     */
+    public static Quantizer quantizer(QuantizationSpec spec) {
+        return findQuantizer(spec);
+    }
+
     private static Quantizer findQuantizer(QuantizationSpec spec) {
         for (Quantizer q : ServiceLoader.load(Quantizer.class)) {
             if (q.supports(spec)) return q;

@@ -62,6 +62,7 @@ public final class BenchCommand implements Command {
         return """
                 usage: modelopt bench [--model MODEL] [--prompt-tokens N] [--gen-tokens N] [--threads T] [--runs R]
                                       [--type q8_0|q4_0|f16|f32] [--seed S] [--json FILE] [--backend NAME]
+                                      [--quantize METHOD [--bits B] [--group-size G] [--symmetric] ...]
                   --model MODEL      a .gguf file or HF directory; default: the built-in synthetic small125m
                                      model (134M parameters, random weights, made in the cache on first use)
                   --type TYPE        weight type of the built-in model (default q8_0); not with --model
@@ -72,6 +73,8 @@ public final class BenchCommand implements Command {
                   --runs R           measured runs after warm-up runs (at least 3, and at least 3 s in all) (default %d)
                   --json FILE        also write the figures as JSON
                   --backend NAME     where the model runs: cpu (default), or a backend module on the class path
+                  --quantize METHOD  quantize the model in memory first, as `quantize --method` does (rtn, q4_0, ...),
+                                     with its --bits, --group-size, --symmetric, --clip-search, --keep, --override
                 Prints TTFT (time to the prompt's last logits), prefill and decode tokens/s as median (min-max)
                 over the runs, weight and KV cache bytes, and memory: peak/current RSS, Java heap, and how much
                 of the model file's mapping is resident (weights used in place, not copied)."""
@@ -79,7 +82,8 @@ public final class BenchCommand implements Command {
     }
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        Args args = Args.parse(argv, Set.of("model", "prompt-tokens", "gen-tokens", "threads", "runs", "type", "seed", "json", "backend"), Set.of());
+        Args args = Args.parse(argv, Set.of("model", "prompt-tokens", "gen-tokens", "threads", "runs", "type", "seed", "json", "backend",
+                "quantize", "bits", "group-size", "keep", "override"), Set.of("symmetric", "clip-search"));
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
         int promptTokens = positive(args, "prompt-tokens", DEFAULT_PROMPT, 1);
         int genTokens = positive(args, "gen-tokens", DEFAULT_GEN, 0);
@@ -108,7 +112,7 @@ public final class BenchCommand implements Command {
 
         Map<String, Object> report;
         long loadStart = System.nanoTime();
-        try (ModelSource source = ModelSources.open(modelPath)) {
+        try (ModelSource opened = ModelSources.open(modelPath); ModelSource source = quantized(args, opened, modelPath, err)) {
             ModelConfig config = source.config();
             int context = promptTokens + genTokens;
             if (context > config.contextLength()) {
@@ -139,6 +143,7 @@ public final class BenchCommand implements Command {
                 }
                 report = report(modelPath, modelName, source, runner, cache, options, promptTokens, genTokens, runs, loadNanos, measured);
                 report.put("warm_up_runs", warmUps);
+                if (args.has("quantize")) report.put("quantized_in_memory", source.metadata().getOrDefault("modelopt.quantization", args.get("quantize", null)).toString());
             }
         }
         print(report, out);
@@ -148,6 +153,34 @@ public final class BenchCommand implements Command {
             err.println("wrote " + json.toAbsolutePath());
         }
         return 0;
+    }
+
+    /**
+     * With {@code --quantize METHOD} (and quantize's {@code --bits}, {@code --group-size}, ...): the
+     * model quantized in memory through the facade's quantizer, so our INT formats and the GGUF types
+     * can be benchmarked without writing them out; otherwise {@code opened} itself (the try block closes
+     * both, and closing it twice is harmless only for the quantized one, hence the wrapper).
+     */
+    private static ModelSource quantized(Args args, ModelSource opened, Path modelPath, PrintStream err) {
+        if (!args.has("quantize")) return new Unclosed(opened);
+        io.modelopt.core.QuantizationSpec spec = QuantizeCommand.spec(args, args.get("quantize", null).toLowerCase(Locale.ROOT));
+        err.println("quantizing " + modelPath.getFileName() + " in memory: " + spec);
+        long t0 = System.nanoTime();
+        ModelSource q = io.modelopt.core.ModelOptimizer.quantizer(spec).quantize(opened, spec, new ProgressBar(err));
+        err.printf(Locale.ROOT, "quantized in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        return q;
+    }
+
+    /** A view of a source that the caller closes itself. */
+    private record Unclosed(ModelSource s) implements ModelSource {
+        @Override public Path path() { return s.path(); }
+        @Override public String format() { return s.format(); }
+        @Override public io.modelopt.core.model.ModelConfig config() { return s.config(); }
+        @Override public io.modelopt.core.tokenizer.Tokenizer tokenizer() { return s.tokenizer(); }
+        @Override public Map<String, io.modelopt.core.tensor.TensorData> tensors() { return s.tensors(); }
+        @Override public Map<String, Object> metadata() { return s.metadata(); }
+        @Override public String fileTensorName(String canonicalName) { return s.fileTensorName(canonicalName); }
+        @Override public void close() {}
     }
 
     private static int positive(Args args, String name, int def, int min) {

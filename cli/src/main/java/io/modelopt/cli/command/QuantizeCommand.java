@@ -114,7 +114,8 @@ public final class QuantizeCommand implements Command {
         return 0;
     }
 
-    private static QuantizationSpec spec(Args args, String method) {
+    /** The spec of {@code --method} with {@code --bits}, {@code --group-size}, {@code --symmetric}, {@code --clip-search}, {@code --keep}, {@code --override} (also read by {@code bench --quantize}). */
+    static QuantizationSpec spec(Args args, String method) {
         int bits = args.getInt("bits", 4);
         // --bits 8 alone means per-channel symmetric INT8 (the usual INT8), not INT4's g128 asymmetric defaults
         QuantizationSpec.Builder b = method.equals("rtn") && bits == 8 ? QuantizationSpec.int8() : QuantizationSpec.method(method);

@@ -309,6 +309,7 @@ final class InterleavedQ4_0 {
         int o0 = o + rowsAt(0), o1 = o + rowsAt(1), o2 = o + rowsAt(2), o3 = o + rowsAt(3);
         int o4 = o + rowsAt(4), o5 = o + rowsAt(5), o6 = o + rowsAt(6), o7 = o + rowsAt(7);
         java.util.Arrays.fill(out, o, o + DECODE_GROUPS * ROWS, 0f);
+        int[] sums = EARLY_SCALES ? null : SUMS.get(); // per thread: the pool's workers share the call's Activations
         for (int b = 0; b < nb; b++) {
             long r0 = q0 + (long) b * QUANTS;
             // at 512 bits the scale lines are loaded first: their misses overlap the quants'
@@ -371,10 +372,19 @@ final class InterleavedQ4_0 {
                 a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
             }
             if (!EARLY_SCALES) {
-                s0 = IntVector.fromMemorySegment(Simd.I, m, sl + c0, Simd.LE);
-                s1 = IntVector.fromMemorySegment(Simd.I, m, sl + c1, Simd.LE);
-                s2 = IntVector.fromMemorySegment(Simd.I, m, sl + c2, Simd.LE);
-                s3 = IntVector.fromMemorySegment(Simd.I, m, sl + c3, Simd.LE);
+                // below 512 bits the block's sums leave through a per-thread array to a method of their own
+                // (see finishBlock): the scale decode and FMAs at the end of this large method were
+                // left uninlined, i.e. in the Vector API's Java fallback, in some runs
+                a0.reinterpretAsInts().intoArray(sums, 0);
+                a1.reinterpretAsInts().intoArray(sums, Simd.L);
+                a2.reinterpretAsInts().intoArray(sums, 2 * Simd.L);
+                a3.reinterpretAsInts().intoArray(sums, 3 * Simd.L);
+                a4.reinterpretAsInts().intoArray(sums, 4 * Simd.L);
+                a5.reinterpretAsInts().intoArray(sums, 5 * Simd.L);
+                a6.reinterpretAsInts().intoArray(sums, 6 * Simd.L);
+                a7.reinterpretAsInts().intoArray(sums, 7 * Simd.L);
+                finishBlock(m, sl, stride, d[b] * RebiasedF16.ACTIVATION_SCALE, sums, out, o);
+                continue;
             }
             FloatVector dx = FloatVector.broadcast(Simd.F, d[b] * RebiasedF16.ACTIVATION_SCALE); // see "Scales"
             IntVector t = a0.reinterpretAsInts();
@@ -401,6 +411,32 @@ final class InterleavedQ4_0 {
             t = a7.reinterpretAsInts();
             r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
             r.fma(s3.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o7)).intoArray(out, o7);
+        }
+    }
+
+    /**
+     * The end of one block of a one-token pass below 512 bits: accumulator {@code k}'s 16-bit pair
+     * sums ({@code sums[k·L ..]}) to floats, times its rows' scales and the block's activation
+     * scale {@code dx}, added into {@code out}, with the operations, in the order, of
+     * {@link #groupQuad}'s own epilogue (the same bits). Why a method of its own: with the
+     * epilogue inline, {@code groupQuad} at 256 bits grew past what C2 inlines into one method
+     * and the last calls (the scale decode's shifts, the FMAs) stayed calls into the Vector API's
+     * Java fallback in about one run in three (JFR: {@code IntVector.lanewiseShiftTemplate},
+     * {@code FloatVector.fma} from these lines; 150–550 MB allocated per token). No vector crosses
+     * the call: the sums go through the array.
+     */
+    /** Per thread, a pass's eight block sums on their way to {@link #finishBlock}. */
+    private static final ThreadLocal<int[]> SUMS = ThreadLocal.withInitial(() -> new int[8 * 16]);
+
+    static void finishBlock(MemorySegment m, long sl, long stride, float scale, int[] sums, float[] out, int o) {
+        FloatVector dx = FloatVector.broadcast(Simd.F, scale);
+        for (int k = 0; k < 8; k++) {
+            // even k: the low 16-bit halves (shifted up first), odd k: the high ones (a shift by 0)
+            IntVector s = IntVector.fromMemorySegment(Simd.I, m, sl + scalesAt(k / 2, stride), Simd.LE).lanewise(VectorOperators.LSHL, 16 * (1 - k % 2));
+            IntVector t = IntVector.fromArray(Simd.I, sums, k * Simd.L);
+            FloatVector r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
+            int at = o + rowsAt(k);
+            r.fma(s.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, at)).intoArray(out, at);
         }
     }
 
