@@ -77,7 +77,7 @@ public final class WeightFormats {
         add(WeightFormat.builder("Q5_K").fileType(GgmlType.Q5_K).decoder(rows(Q5_K::dequantize))
                 .scalar(Q5_KKernel.Scalar.INSTANCE).vector(() -> Q5_KKernel.Vectorized.INSTANCE).build());
         add(WeightFormat.builder("Q6_K").fileType(GgmlType.Q6_K).decoder(rows(Q6_K::dequantize)).quantizer(Q6_K::quantizeReference)
-                .scalar(Q6_KKernel.Scalar.INSTANCE).vector(() -> Q6_KKernel.Vectorized.INSTANCE).build());
+                .scalar(Q6_KKernel.Scalar.INSTANCE).vector(() -> Q6_KKernel.Vectorized.INSTANCE).repacking(Repackings.Q6_K_INTERLEAVED).build());
         // formats the GGUF quantizer writes whose kernel is still the generic decode-then-multiply one
         add(WeightFormat.builder("Q5_1").fileType(GgmlType.Q5_1).decoder(rows(Q5_1::dequantize)).quantizer(Q5_1::quantizeReference)
                 .scalar(DecodedRowKernel.Scalar.INSTANCE).vector(() -> DecodedRowKernel.Vectorized.INSTANCE).build());
