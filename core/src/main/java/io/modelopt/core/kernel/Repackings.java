@@ -68,4 +68,40 @@ final class Repackings {
         @Override public boolean representable(WeightMatrix w, int r0, int r1) { return RebiasedF16.representable(w, r0, r1); }
         @Override public void pack(WeightMatrix w, MemorySegment dst, int r0, int r1) { RebiasedF16.pack(w, dst, r0, r1); }
     };
+
+    /**
+     * Q6_K rows interleaved {@link InterleavedQ6_K#ROWS} to a group (one row per 32-bit lane, low nibbles and
+     * two-bit highs multiplied as nibbles with the Q4_K multipliers); the prefill GEMM still decodes the file's blocks.
+     */
+    static final Repacking Q6_K_INTERLEAVED = new Repacking() {
+        @Override public int groupRows() { return InterleavedQ6_K.ROWS; }
+        @Override public boolean interleaved() { return true; }
+        @Override public boolean applies(int rows, int cols) { return InterleavedQ6_K.canRepack(rows, cols); }
+        @Override public long packedBytes(int rows, int cols) { return InterleavedQ6_K.packedBytes(rows, cols); }
+        @Override public boolean representable(WeightMatrix w, int r0, int r1) { return true; } // scales kept as bytes, d as floats
+        @Override public void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) { InterleavedQ6_K.pack(w, dst, g0, g1); }
+        @Override public boolean wantsQ4KMultipliers() { return true; }
+        @Override public boolean gemmReadsCopy() { return false; }
+        @Override public void compute(MemorySegment packed, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
+            InterleavedQ6_K.compute(packed, nb / 8, a, a.q4kMultipliers, g0, g1, out, outOff, outStride);
+        }
+    };
+
+    /**
+     * Q5_K rows interleaved {@link InterleavedQ5_K#ROWS} to a group (Q4_K's layout plus a line of fifth bits per
+     * sub-block, all multiplied as nibbles with the Q4_K multipliers); the prefill GEMM still decodes the file's blocks.
+     */
+    static final Repacking Q5_K_INTERLEAVED = new Repacking() {
+        @Override public int groupRows() { return InterleavedQ5_K.ROWS; }
+        @Override public boolean interleaved() { return true; }
+        @Override public boolean applies(int rows, int cols) { return InterleavedQ5_K.canRepack(rows, cols); }
+        @Override public long packedBytes(int rows, int cols) { return InterleavedQ5_K.packedBytes(rows, cols); }
+        @Override public boolean representable(WeightMatrix w, int r0, int r1) { return true; } // scales are kept as bytes and floats
+        @Override public void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) { InterleavedQ5_K.pack(w, dst, g0, g1); }
+        @Override public boolean wantsQ4KMultipliers() { return true; }
+        @Override public boolean gemmReadsCopy() { return false; }
+        @Override public void compute(MemorySegment packed, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
+            InterleavedQ5_K.compute(packed, nb / 8, a, a.q4kMultipliers, g0, g1, out, outOff, outStride);
+        }
+    };
 }

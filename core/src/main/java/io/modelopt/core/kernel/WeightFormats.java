@@ -75,9 +75,9 @@ public final class WeightFormats {
         add(WeightFormat.builder("Q4_K").fileType(GgmlType.Q4_K).decoder(rows(Q4_K::dequantize)).quantizer(Q4_K::quantizeReference)
                 .scalar(Q4_KKernel.Scalar.INSTANCE).vector(() -> Q4_KKernel.Vectorized.INSTANCE).repacking(Repackings.Q4_K_INTERLEAVED).build());
         add(WeightFormat.builder("Q5_K").fileType(GgmlType.Q5_K).decoder(rows(Q5_K::dequantize))
-                .scalar(Q5_KKernel.Scalar.INSTANCE).vector(() -> Q5_KKernel.Vectorized.INSTANCE).build());
+                .scalar(Q5_KKernel.Scalar.INSTANCE).vector(() -> Q5_KKernel.Vectorized.INSTANCE).repacking(Repackings.Q5_K_INTERLEAVED).build());
         add(WeightFormat.builder("Q6_K").fileType(GgmlType.Q6_K).decoder(rows(Q6_K::dequantize)).quantizer(Q6_K::quantizeReference)
-                .scalar(Q6_KKernel.Scalar.INSTANCE).vector(() -> Q6_KKernel.Vectorized.INSTANCE).build());
+                .scalar(Q6_KKernel.Scalar.INSTANCE).vector(() -> Q6_KKernel.Vectorized.INSTANCE).repacking(Repackings.Q6_K_INTERLEAVED).build());
         // formats the GGUF quantizer writes whose kernel is still the generic decode-then-multiply one
         add(WeightFormat.builder("Q5_1").fileType(GgmlType.Q5_1).decoder(rows(Q5_1::dequantize)).quantizer(Q5_1::quantizeReference)
                 .scalar(DecodedRowKernel.Scalar.INSTANCE).vector(() -> DecodedRowKernel.Vectorized.INSTANCE).build());

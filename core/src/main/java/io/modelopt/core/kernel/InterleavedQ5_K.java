@@ -1,0 +1,194 @@
+package io.modelopt.core.kernel;
+
+import io.modelopt.core.quant.Q5_K;
+import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * Q5_K weights repacked at load as {@link InterleavedQ4_K} repacks Q4_K (one row per 32-bit
+ * lane, the 16-bit nibble products with {@link Activations#q4kMultipliers}), plus one line of
+ * fifth bits per sub-block: {@code q = lo + 16·hi}, {@code Σ q·x = Σ lo·x + 16·Σ hi·x}, both
+ * sums as nibble products.
+ *
+ * <p><b>Layout.</b> Groups of {@link #ROWS} = 2L rows, one {@link #record} per (group,
+ * super-block) of {@code 184·2L} bytes: bytes {@code [0, 304L)} exactly as {@link InterleavedQ4_K}'s
+ * record (scales, mins, {@code d}, {@code dmin}, the low nibbles), then
+ * {@code [304L, 368L)}: per sub-block {@code j} (32 elements) two lines of {@code L} ints, line
+ * {@code 2j + h} lane {@code i} (row {@code hL + i}) holding the fifth bit of element
+ * {@code 32j + 8m + k} in bit {@code 4k + m} ({@code m} = 0..3, {@code k} = 0..7), so that
+ * {@code (w >>> m) & 0x11111111} is the nibble lane of elements {@code 32j+8m .. 32j+8m+7}.
+ * Rows past the last whole group are not repacked ({@link Q5_KKernel} computes them in place).
+ *
+ * <p><b>Arithmetic.</b> The low nibbles' accumulator as {@link InterleavedQ4_K}'s
+ * ({@code Σ(lo-8)·x - 256}, exact as a short); the fifth bits' from zero, {@code Σ hi·x} in
+ * {@code [-4064, 4064]}. {@code Σ q·x} = the first, plus {@code 8·Σx + 256}, plus 16 times the
+ * second, in int lanes; then scales, mins and {@code d}, {@code dmin} as for Q4_K (ggml's
+ * integers, float rounding only at the super-block's end).
+ */
+final class InterleavedQ5_K {
+    private InterleavedQ5_K() {}
+
+    /** Rows per group: twice the float lanes (0 without vector kernels). */
+    static final int ROWS = VectorWidth.BITS / 16;
+    /** Bytes per (group, super-block) record: {@code ROWS · 184}. */
+    static final int RECORD = ROWS * 184;
+
+    private static final int SCALES = 0, MINS = 8 * ROWS, D = 16 * ROWS, DMIN = D + 4 * ROWS, QUANTS = DMIN + 4 * ROWS, HIGHS = QUANTS + 128 * ROWS;
+    private static final int HI_MASK = 0x11111111;
+
+    /** Whether a {@code rows × cols} Q5_K matrix has a whole group to repack (vector kernels only). */
+    static boolean canRepack(int rows, int cols) {
+        return ROWS > 0 && cols % Q5_K.BLOCK_ELEMENTS == 0 && rows >= ROWS;
+    }
+
+    /** Bytes of the copy: whole groups only. */
+    static long packedBytes(int rows, int cols) {
+        return ROWS == 0 ? 0 : (long) (rows / ROWS) * (cols / Q5_K.BLOCK_ELEMENTS) * RECORD;
+    }
+
+    /** Rows of the copy (whole groups). */
+    static int packedRows(int rows) {
+        return ROWS == 0 ? 0 : rows / ROWS * ROWS;
+    }
+
+    /** Where group {@code g}'s record of super-block {@code b} starts. */
+    static long record(int g, int nb, int b) {
+        return ((long) g * nb + b) * RECORD;
+    }
+
+    /** Writes groups {@code [g0, g1)} of {@code w}'s copy into {@code dst} ({@link #packedBytes} long in all). */
+    static void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) {
+        MemorySegment src = w.data();
+        int nb = w.cols() / Q5_K.BLOCK_ELEMENTS;
+        long rowBytes = w.rowBytes();
+        int half = ROWS / 2;
+        for (int g = g0; g < g1; g++) {
+            for (int b = 0; b < nb; b++) {
+                long rec = record(g, nb, b);
+                for (int r = 0; r < ROWS; r++) {
+                    long blk = (long) (g * ROWS + r) * rowBytes + (long) b * Q5_K.BLOCK_BYTES;
+                    dst.set(WeightData.FLOAT, rec + D + 4L * r, WeightData.half(src, blk + Q5_K.D));
+                    dst.set(WeightData.FLOAT, rec + DMIN + 4L * r, WeightData.half(src, blk + Q5_K.DMIN));
+                    int h = r / half, i = r % half;
+                    for (int j = 0; j < 8; j++) {
+                        int sm = Q5_K.scaleMin(src, blk, j);
+                        dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, rec + SCALES + (long) ROWS * j + r, (byte) (sm & 0xFF));
+                        dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, rec + MINS + (long) ROWS * j + r, (byte) (sm >>> 8));
+                        long qs = blk + Q5_K.QS + (j / 2) * 32L;
+                        int shift = (j & 1) * 4;
+                        int hi = 0;
+                        for (int s = 0; s < 4; s++) {
+                            int lane = 0;
+                            for (int k = 0; k < 8; k++) {
+                                lane |= ((WeightData.u8(src, qs + 8 * s + k) >>> shift) & 0xF) << (4 * k);
+                                hi |= ((WeightData.u8(src, blk + Q5_K.QH + 8 * s + k) >>> j) & 1) << (4 * k + s);
+                            }
+                            long line = rec + QUANTS + (long) (8 * j + 2 * s + h) * 2 * ROWS;
+                            dst.set(WeightData.INT, line + 4L * i, lane);
+                        }
+                        dst.set(WeightData.INT, rec + HIGHS + (long) (2 * j + h) * 2 * ROWS + 4L * i, hi);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Groups {@code [g0, g1)} of the copy {@code m} for every token of {@code a} (Q8_K), with
+     * {@code y} the tokens' {@link InterleavedQ4_K#multipliers} ({@code cols / 2} ints per token, token {@code t}
+     * at {@code t · cols / 2}): {@code out[outOff + t·outStride + r]} for the groups' rows.
+     */
+    static void compute(MemorySegment m, int nb, Activations a, int[] y, int g0, int g1, float[] out, int outOff, int outStride) {
+        for (int g = g0; g < g1; g++) {
+            // the first token reads the group from memory, the others from cache
+            for (int t = 0; t < a.nTokens; t++) group(m, record(g, nb, 0), nb, a, y, t, out, outOff + t * outStride + g * ROWS);
+        }
+    }
+
+    /**
+     * One group for token {@code t}. The float sums go through {@code out} rather than vector
+     * variables carried around the super-block loop (see {@link InterleavedQ4_0}'s groupQuad:
+     * such a phi can make the JIT box every vector of the method).
+     */
+    private static void group(MemorySegment m, long base, int nb, Activations a, int[] y, int t, float[] out, int o) {
+        float[] d = a.d;
+        int[] bs = a.bsums;
+        int yt = t * a.cols / 2, dt = t * a.blocks, bt = t * (a.cols / 16);
+        int lineBytes = 4 * Simd.L;
+        // the byte loads of scales and mins: one BL load per half (two halves per load at 128 bits)
+        int bl = Simd.BL.length();
+        java.util.Arrays.fill(out, o, o + 2 * Simd.L, 0f);
+        for (int b = 0; b < nb; b++) {
+            long rec = base + (long) b * RECORD;
+            IntVector si0 = IntVector.zero(Simd.I), si1 = si0, sm0 = si0, sm1 = si0;
+            for (int j = 0; j < 8; j++) {
+                int bsj = bs[bt + 16 * b + 2 * j] + bs[bt + 16 * b + 2 * j + 1];
+                ShortVector a0 = IntVector.broadcast(Simd.I, (-8 * bsj - 256) & 0xFFFF).reinterpretAsShorts(), a1 = a0;
+                ShortVector e0 = ShortVector.zero(Simd.S), e1 = e0;
+                long lines = rec + QUANTS + 8L * j * lineBytes, highs = rec + HIGHS + 2L * j * lineBytes;
+                IntVector w0 = IntVector.fromMemorySegment(Simd.I, m, highs, Simd.LE);
+                IntVector w1 = IntVector.fromMemorySegment(Simd.I, m, highs + lineBytes, Simd.LE);
+                int c = yt + 128 * b + 16 * j;
+                for (int s = 0; s < 4; s++) {
+                    IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, lines + 2L * s * lineBytes, Simd.LE);
+                    IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, lines + (2L * s + 1) * lineBytes, Simd.LE);
+                    // the fifth bits of elements 32j+8s .. 32j+8s+7 as a nibble lane (a shift by s: no vector phi)
+                    IntVector x0 = w0.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
+                    IntVector x1 = w1.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
+                    int cs = c + 4 * s;
+                    ShortVector y0 = IntVector.broadcast(Simd.I, y[cs]).reinterpretAsShorts();
+                    a0 = a0.add(v0.reinterpretAsShorts().mul(y0));
+                    a1 = a1.add(v1.reinterpretAsShorts().mul(y0));
+                    e0 = e0.add(x0.reinterpretAsShorts().mul(y0));
+                    e1 = e1.add(x1.reinterpretAsShorts().mul(y0));
+                    ShortVector y1 = IntVector.broadcast(Simd.I, y[cs + 1]).reinterpretAsShorts();
+                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                    e0 = e0.add(x0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                    e1 = e1.add(x1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+                    ShortVector y2 = IntVector.broadcast(Simd.I, y[cs + 2]).reinterpretAsShorts();
+                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                    e0 = e0.add(x0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                    e1 = e1.add(x1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+                    ShortVector y3 = IntVector.broadcast(Simd.I, y[cs + 3]).reinterpretAsShorts();
+                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                    e0 = e0.add(x0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                    e1 = e1.add(x1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                }
+                int back = 8 * bsj + 256;
+                long sc = rec + SCALES + (long) ROWS * j, mn = rec + MINS + (long) ROWS * j;
+                IntVector u0 = a0.reinterpretAsInts(), u1 = a1.reinterpretAsInts();
+                IntVector f0 = e0.reinterpretAsInts(), f1 = e1.reinterpretAsInts();
+                f0 = f0.add(f0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
+                f1 = f1.add(f1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
+                u0 = u0.add(u0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(back).add(f0.lanewise(VectorOperators.LSHL, 4));
+                u1 = u1.add(u1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(back).add(f1.lanewise(VectorOperators.LSHL, 4));
+                IntVector sc0 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                IntVector sc1 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc + (Simd.BL_PARTS == 1 ? bl : 0), Simd.LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, Simd.BL_PARTS == 1 ? 0 : 1);
+                si0 = u0.mul(sc0).add(si0);
+                si1 = u1.mul(sc1).add(si1);
+                IntVector mn0 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, mn, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
+                IntVector mn1 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, mn + (Simd.BL_PARTS == 1 ? bl : 0), Simd.LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, Simd.BL_PARTS == 1 ? 0 : 1);
+                sm0 = mn0.mul(bsj).add(sm0);
+                sm1 = mn1.mul(bsj).add(sm1);
+            }
+            float dx = d[dt + b];
+            FloatVector dw0 = FloatVector.fromMemorySegment(Simd.F, m, rec + D, Simd.LE).mul(dx);
+            FloatVector dw1 = FloatVector.fromMemorySegment(Simd.F, m, rec + D + lineBytes, Simd.LE).mul(dx);
+            FloatVector dm0 = FloatVector.fromMemorySegment(Simd.F, m, rec + DMIN, Simd.LE).mul(-dx);
+            FloatVector dm1 = FloatVector.fromMemorySegment(Simd.F, m, rec + DMIN + lineBytes, Simd.LE).mul(-dx);
+            ((FloatVector) sm0.convert(VectorOperators.I2F, 0)).fma(dm0, ((FloatVector) si0.convert(VectorOperators.I2F, 0)).fma(dw0, FloatVector.fromArray(Simd.F, out, o)))
+                    .intoArray(out, o);
+            ((FloatVector) sm1.convert(VectorOperators.I2F, 0)).fma(dm1, ((FloatVector) si1.convert(VectorOperators.I2F, 0)).fma(dw1, FloatVector.fromArray(Simd.F, out, o + Simd.L)))
+                    .intoArray(out, o + Simd.L);
+        }
+    }
+}
