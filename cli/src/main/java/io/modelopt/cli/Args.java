@@ -14,6 +14,8 @@ import java.util.Set;
 public final class Args {
     private final Map<String, String> options = new LinkedHashMap<>();
     private final List<String> positionals = new ArrayList<>();
+    /** Every valued option in command-line order, repeats included ({@code --keep A --keep B}). */
+    private final List<Map.Entry<String, String>> occurrences = new ArrayList<>();
 
     private Args() {}
 
@@ -42,6 +44,7 @@ public final class Args {
                         value = argv[++i];
                     }
                     a.options.put(name, value);
+                    a.occurrences.add(Map.entry(name, value));
                 } else {
                     throw new UsageException("unknown option --" + name);
                 }
@@ -93,6 +96,9 @@ public final class Args {
     }
 
     public List<String> positionals() { return List.copyOf(positionals); }
+
+    /** Valued options in command-line order, a repeated one each time it was given ({@link #get} returns its last value). */
+    public List<Map.Entry<String, String>> occurrences() { return List.copyOf(occurrences); }
 
     /** Thrown for bad command lines; the CLI prints the message and the command's usage. */
     public static final class UsageException extends RuntimeException {

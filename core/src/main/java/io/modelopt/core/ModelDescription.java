@@ -1,31 +1,64 @@
 package io.modelopt.core;
 
+import io.modelopt.core.kernel.WeightMatrix;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
+import io.modelopt.core.model.WeightBinders;
 import io.modelopt.core.tensor.GgmlType;
 import io.modelopt.core.tensor.TensorData;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * What {@code ModelOptimizer.load(path).describe()} reports: the architecture and dimensions,
- * every tensor (canonical name, the file's own name, dtype, shape in ggml order, bytes), the
- * totals and the tokenizer. {@link #toString()} is the text {@code modelopt inspect} prints.
+ * every tensor (canonical name, the file's own name, dtype, shape in ggml order, bytes, and the
+ * weight format it is read as), the totals, bits per weight and the tokenizer.
+ * {@link #toString()} is the text {@code modelopt inspect} prints.
+ *
+ * <p>A weight stored as several tensors (our INT formats: codes, scales, zero points; AutoAWQ's
+ * {@code qweight}/{@code qzeros}/{@code scales}) is found through the registered
+ * {@link WeightBinders}: its main tensor carries the weight's format and parameter count, the
+ * others name it in {@link Tensor#partOf()} and count no parameters.
+ *
+ * @param parameterCount weights as the model computes with them (a packed weight counts its
+ *                       logical {@code rows × cols}, not its int32 words)
  */
 public record ModelDescription(Path path, String format, ModelConfig config, String tokenizer,
                                List<Tensor> tensors, long totalBytes, long parameterCount) {
 
-    /** One tensor row. {@code shape} is in ggml order (ne0 = contiguous row length). */
-    public record Tensor(String name, String fileName, GgmlType type, long[] shape, long bytes) {
+    /**
+     * One tensor row. {@code shape} is in ggml order (ne0 = contiguous row length).
+     *
+     * @param weightFormat the format the weight is read as: a registered format's name
+     *                     ({@code INT4_G128_ASYM}) for a bound weight, else the ggml type's name
+     * @param partOf       the weight this tensor is a part of (a scale, a zero point), or null
+     * @param parameters   logical weights (0 for a part)
+     * @param bytes        this tensor's bytes; {@link #weightBytes} adds its parts'
+     * @param weightBytes  bytes of the whole weight (main tensor and parts); 0 for a part
+     */
+    public record Tensor(String name, String fileName, GgmlType type, long[] shape, long bytes,
+                         String weightFormat, String partOf, long parameters, long weightBytes) {
         public String shapeText() {
             StringBuilder sb = new StringBuilder("[");
             for (int i = 0; i < shape.length; i++) sb.append(i == 0 ? "" : ", ").append(shape[i]);
             return sb.append(']').toString();
         }
+
+        /** Stored bits per logical weight (main tensor and parts), or NaN for a part. */
+        public double bitsPerWeight() { return parameters == 0 ? Double.NaN : 8.0 * weightBytes / parameters; }
+
+        /** A block's linear weight ({@code blk.N.*.weight}, two or more dims). */
+        public boolean isBlockLinear() {
+            return partOf == null && name.startsWith("blk.") && name.endsWith(".weight") && (bound() || trimmedRank(shape) >= 2);
+        }
+
+        private boolean bound() { return !weightFormat.equals(type.name()); }
     }
 
     public ModelDescription {
@@ -34,12 +67,29 @@ public record ModelDescription(Path path, String format, ModelConfig config, Str
 
     /** Builds the description of an open model source. */
     public static ModelDescription of(ModelSource source) {
+        Map<String, TensorData> all = source.tensors();
+        Map<String, WeightMatrix> bound = new HashMap<>();
+        Map<String, String> partOf = new HashMap<>();
+        for (String name : all.keySet()) {
+            for (String candidate : new String[] {name, weightNameOf(name)}) {
+                if (candidate == null || bound.containsKey(candidate) || partOf.containsKey(candidate)) continue;
+                WeightMatrix w = bindQuietly(source, candidate);
+                if (w == null || w.format().name().equals(w.type().name())) continue;
+                bound.put(w.tensor().name(), w);
+                for (int i = 0; i < w.partCount(); i++) partOf.put(w.part(i).name(), w.tensor().name());
+            }
+        }
         List<Tensor> rows = new ArrayList<>();
         long bytes = 0, params = 0;
-        for (TensorData t : source.tensors().values()) {
-            rows.add(new Tensor(t.name(), source.fileTensorName(t.name()), t.type(), t.shape(), t.byteSize()));
+        for (TensorData t : all.values()) {
+            WeightMatrix w = bound.get(t.name());
+            String owner = partOf.get(t.name());
+            long p = owner != null ? 0 : w != null ? (long) w.rows() * w.cols() : t.elementCount();
+            long wb = owner != null ? 0 : w != null ? w.byteSize() : t.byteSize();
+            String fmt = w != null ? w.format().name() : t.type().name();
+            rows.add(new Tensor(t.name(), source.fileTensorName(t.name()), t.type(), t.shape(), t.byteSize(), fmt, owner, p, wb));
             bytes += t.byteSize();
-            params += t.elementCount();
+            params += p;
         }
         String tok;
         try {
@@ -48,6 +98,48 @@ public record ModelDescription(Path path, String format, ModelConfig config, Str
             tok = "unavailable (" + e.getMessage() + ")";
         }
         return new ModelDescription(source.path(), source.format(), source.config(), tok, rows, bytes, params);
+    }
+
+    /** {@code blk.0.attn_q.qweight} → {@code blk.0.attn_q.weight}: the weight a differently named part may belong to. */
+    private static String weightNameOf(String name) {
+        int dot = name.lastIndexOf('.');
+        if (dot < 0 || name.endsWith(".weight")) return null;
+        return name.substring(0, dot) + ".weight";
+    }
+
+    private static WeightMatrix bindQuietly(ModelSource source, String name) {
+        try {
+            return WeightBinders.bind(source, name);
+        } catch (RuntimeException e) {
+            return null; // a binder that recognizes the name but not the tensors: shown as plain tensors
+        }
+    }
+
+    /** Stored bits per weight of the whole model (every tensor's bytes over the logical parameters). */
+    public double bitsPerWeight() { return parameterCount == 0 ? 0 : 8.0 * totalBytes / parameterCount; }
+
+    /** Stored bits per weight of the blocks' linear weights alone (q, k, v, o, gate, up, down), parts included. */
+    public double blockLinearBitsPerWeight() {
+        long b = 0, p = 0;
+        for (Tensor t : tensors) {
+            if (!t.isBlockLinear()) continue;
+            b += t.weightBytes();
+            p += t.parameters();
+        }
+        return p == 0 ? 0 : 8.0 * b / p;
+    }
+
+    /** Logical weights per weight format ({@code Q4_K}, {@code INT4_G128_ASYM}, {@code F32}...), parts excluded. */
+    public Map<String, Long> parametersByFormat() {
+        Map<String, Long> m = new TreeMap<>();
+        for (Tensor t : tensors) if (t.partOf() == null) m.merge(t.weightFormat(), t.parameters(), Long::sum);
+        return m;
+    }
+
+    private static int trimmedRank(long[] shape) {
+        int n = shape.length;
+        while (n > 1 && shape[n - 1] == 1) n--;
+        return n;
     }
 
     /** Bytes per tensor type, for the summary line. */
@@ -74,12 +166,20 @@ public record ModelDescription(Path path, String format, ModelConfig config, Str
         StringBuilder types = new StringBuilder();
         bytesByType().forEach((t, b) -> types.append(types.isEmpty() ? "" : ", ").append(t).append(' ').append(String.format(Locale.ROOT, "%,d", b)));
         sb.append(" (").append(types).append(")\n");
-        int w = 4;
-        for (Tensor t : tensors) w = Math.max(w, t.name().length());
-        sb.append(String.format(Locale.ROOT, "  %-" + w + "s  %-6s  %-20s  %14s  %s%n", "name", "dtype", "shape (ggml order)", "bytes", "name in file"));
+        sb.append(String.format(Locale.ROOT, "bits/weight:  %.3f whole model, %.3f block linears%n", bitsPerWeight(), blockLinearBitsPerWeight()));
+        int w = 4, fw = 6;
         for (Tensor t : tensors) {
-            sb.append(String.format(Locale.ROOT, "  %-" + w + "s  %-6s  %-20s  %,14d  %s%n", t.name(), t.type(), t.shapeText(), t.bytes(),
-                    t.fileName().equals(t.name()) ? "" : t.fileName()));
+            w = Math.max(w, t.name().length());
+            fw = Math.max(fw, t.partOf() != null ? 4 : t.weightFormat().length());
+        }
+        sb.append(String.format(Locale.ROOT, "  %-" + w + "s  %-6s  %-20s  %14s  %-" + fw + "s  %7s  %s%n", "name", "dtype", "shape (ggml order)", "bytes",
+                "format", "bits/w", "name in file"));
+        for (Tensor t : tensors) {
+            String fmt = t.partOf() != null ? "part" : t.weightFormat();
+            String bpw = t.partOf() != null ? "" : String.format(Locale.ROOT, "%.3f", t.bitsPerWeight());
+            String file = t.fileName() == null || t.fileName().equals(t.name()) ? "" : t.fileName();
+            sb.append(String.format(Locale.ROOT, "  %-" + w + "s  %-6s  %-20s  %,14d  %-" + fw + "s  %7s  %s%n", t.name(), t.type(), t.shapeText(), t.bytes(),
+                    fmt, bpw, file));
         }
         return sb.toString();
     }

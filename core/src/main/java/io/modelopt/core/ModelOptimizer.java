@@ -15,7 +15,7 @@ import java.util.ServiceLoader;
 import io.modelopt.core.spi.Quantizer;
 
 /**
- * The entry point: {@code ModelOptimizer.load(path).quantize(AWQ).withKvCache(INT8).build()}.
+ * The entry point: {@code ModelOptimizer.load(path).quantize(RTN_INT4).withKvCache(INT8).build()}.
  *
  * <p>{@link #load(Path)} maps a GGUF file or a Hugging Face directory (nothing is copied); the
  * returned object owns the mapping until {@link #close()}. The later steps of the chain arrive
@@ -23,7 +23,8 @@ import io.modelopt.core.spi.Quantizer;
  */
 public final class ModelOptimizer implements AutoCloseable {
     private final ModelSource source;
-    private QuantizationMethod quantization;
+    private QuantizationSpec quantization;
+    private Quantizer quantizer;
     private final RunnerOptions.Builder options = RunnerOptions.builder();
     private String backend = "cpu";
     private ProgressListener progress = ProgressListener.NONE;
@@ -61,14 +62,38 @@ public final class ModelOptimizer implements AutoCloseable {
     public ModelSource source() { return source; }
 
     /**
-     * Quantizes the weights with {@code method} when {@link #build()} runs. Quantizers come from
-     * the quantization module through {@link ServiceLoader}; without one for {@code method} this
-     * fails at once with a message saying which module is needed.
+     * Quantizes the weights as {@code spec} says when {@link #build()} runs (the result lives in
+     * memory; {@link OptimizedModel#export} writes it). Quantizers come from the quantization
+     * module through {@link ServiceLoader}; without one for the spec's method this fails at once,
+     * saying which module is needed.
+     *
+     * @throws IllegalStateException no registered quantizer supports the method
      */
-    public ModelOptimizer quantize(QuantizationMethod method) {
-        findQuantizer(method);
-        this.quantization = method;
+    public ModelOptimizer quantize(QuantizationSpec spec) {
+        this.quantizer = findQuantizer(spec);
+        this.quantization = spec;
         return this;
+    }
+
+    /**
+     * The quantizer's plan for the spec given to {@link #quantize}: each tensor's target type and
+     * the bits per weight it would give (nothing is quantized).
+     *
+     * @throws IllegalStateException {@link #quantize} was not called
+     */
+    public String quantizationPlan() {
+        if (quantization == null) throw new IllegalStateException("quantize(spec) was not called");
+        return quantizer.plan(source, quantization);
+    }
+
+    /**
+     * Quantizes now and returns the in-memory quantized model, without binding it to a backend
+     * (for export alone: {@code ModelExporter}). The caller owns and closes it; this object
+     * still owns the input.
+     */
+    public ModelSource quantizeToSource() {
+        if (quantization == null) throw new IllegalStateException("quantize(spec) was not called");
+        return quantizer.quantize(source, quantization, progress);
     }
 
     /** The element type of the KV cache (F16 by default, as llama.cpp). */
@@ -108,21 +133,31 @@ public final class ModelOptimizer implements AutoCloseable {
     public OptimizedModel build() {
         if (built) throw new IllegalStateException("build() was already called on this ModelOptimizer");
         ModelSource model = source;
-        if (quantization != null) model = findQuantizer(quantization).quantize(source, quantization, progress);
         Backend b = Backend.named(backend);
         if (!b.isAvailable()) throw new IllegalStateException("backend '" + backend + "' is not available on this machine");
-        ModelRunner runner = b.load(model, options.build());
+        if (quantization != null) model = quantizer.quantize(source, quantization, progress);
+        ModelRunner runner;
+        try {
+            runner = b.load(model, options.build());
+        } catch (RuntimeException e) {
+            if (model != source) model.close();
+            throw e;
+        }
         built = true;
+        // The quantized model needs nothing of the input (the Quantizer contract): release the mapping now.
         if (model != source) source.close();
-        return new OptimizedModel(model, runner);
+        return new OptimizedModel(model, runner, progress);
     }
 
-    private static Quantizer findQuantizer(QuantizationMethod method) {
+    private static Quantizer findQuantizer(QuantizationSpec spec) {
         for (Quantizer q : ServiceLoader.load(Quantizer.class)) {
-            if (q.supports(method)) return q;
+            if (q.supports(spec)) return q;
         }
-        throw new IllegalStateException("quantize(" + method + ") needs a quantizer for " + method
-                + ": add the io.modelopt:modelopt-quantization module to the class path (no registered Quantizer supports it)");
+        String module = spec.method().equals("awq") || spec.method().equals("gptq")
+                ? "the io.modelopt:modelopt-quantization module with its calibrated quantizers"
+                : "the io.modelopt:modelopt-quantization module";
+        throw new IllegalStateException("quantize(" + spec.method() + ") needs a quantizer for method '" + spec.method()
+                + "': add " + module + " to the class path (no registered Quantizer supports it)");
     }
 
     @Override public void close() {

@@ -9,7 +9,13 @@ import io.modelopt.core.generate.Generator;
 import io.modelopt.core.generate.TokenListener;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
+import io.modelopt.core.spi.ModelExporter;
 import io.modelopt.core.tokenizer.Tokenizer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.ServiceLoader;
 
 /**
  * What {@link ModelOptimizer#build()} returns: a model bound to a backend, ready to generate and
@@ -20,10 +26,12 @@ public final class OptimizedModel implements AutoCloseable {
     private final ModelSource source;
     private final ModelRunner runner;
     private final Generator generator;
+    private final ProgressListener progress;
 
-    OptimizedModel(ModelSource source, ModelRunner runner) {
+    OptimizedModel(ModelSource source, ModelRunner runner, ProgressListener progress) {
         this.source = source;
         this.runner = runner;
+        this.progress = progress;
         this.generator = new Generator(runner, source.tokenizer());
     }
 
@@ -49,7 +57,36 @@ public final class OptimizedModel implements AutoCloseable {
     /** The runner, for callers that build their own batches ({@code forward(Batch, KvCache)}). */
     public ModelRunner runner() { return runner; }
 
+    /** Every tensor as this model holds it (quantized: each weight's format), with bits per weight. */
     public ModelDescription describe() { return ModelDescription.of(source); }
+
+    /** The model's tensors as bound (the in-memory quantized model after {@code quantize}). */
+    public ModelSource source() { return source; }
+
+    /**
+     * Writes the model in another tool's format: {@code "gguf"}, {@code "awq"}, {@code "gptq"} or
+     * {@code "compressed-tensors"}, by the {@link ModelExporter} registered for it (the
+     * quantization module's). Progress goes to the listener given to {@link ModelOptimizer#withProgress}.
+     *
+     * @throws IllegalArgumentException no exporter is registered for {@code format} (the message
+     *         names those that are), or the format cannot hold the model's weight formats
+     */
+    public void export(Path out, String format) {
+        exporter(format).export(source, out, progress);
+    }
+
+    /** The registered exporter for {@code format} (case-insensitive). */
+    public static ModelExporter exporter(String format) {
+        String f = format == null ? "" : format.trim().toLowerCase(Locale.ROOT);
+        List<String> known = new ArrayList<>();
+        for (ModelExporter e : ServiceLoader.load(ModelExporter.class)) {
+            if (e.format().equalsIgnoreCase(f)) return e;
+            known.add(e.format());
+        }
+        throw new IllegalArgumentException("no exporter for format '" + format + "' is registered"
+                + (known.isEmpty() ? " (none is: add the io.modelopt:modelopt-quantization module)" : "; registered: " + String.join(", ", known))
+                + " (formats: gguf, awq, gptq, compressed-tensors)");
+    }
 
     @Override public void close() {
         try {

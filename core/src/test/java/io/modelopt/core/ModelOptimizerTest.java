@@ -62,8 +62,28 @@ class ModelOptimizerTest {
     @Test
     void quantizeWithoutTheQuantizationModuleSaysWhatIsMissing() {
         try (ModelOptimizer m = ModelOptimizer.load(Fixtures.storiesGguf("f32"))) {
-            IllegalStateException e = assertThrows(IllegalStateException.class, () -> m.quantize(QuantizationMethod.AWQ));
-            assertTrue(e.getMessage().contains("modelopt-quantization"), e.getMessage());
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> m.quantize(QuantizationSpec.awq().build()));
+            assertTrue(e.getMessage().contains("modelopt-quantization") && e.getMessage().contains("'awq'"), e.getMessage());
+            e = assertThrows(IllegalStateException.class, () -> m.quantize(QuantizationSpec.RTN_INT4));
+            assertTrue(e.getMessage().contains("'rtn'"), e.getMessage());
+            assertThrows(IllegalStateException.class, m::quantizationPlan);
+        }
+    }
+
+    @Test
+    void exportWithoutAnExporterNamesTheFormats() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> OptimizedModel.exporter("awq"));
+        assertTrue(e.getMessage().contains("'awq'") && e.getMessage().contains("compressed-tensors"), e.getMessage());
+    }
+
+    @Test
+    void describeReportsBitsPerWeight() {
+        try (ModelOptimizer m = ModelOptimizer.load(Fixtures.brownGguf("q8_0"))) {
+            ModelDescription d = m.describe();
+            // Q8_0 is 34 bytes per 32 weights; the norms stay F32 (the linears alone are exactly 8.5).
+            assertEquals(8.5, d.blockLinearBitsPerWeight(), 1e-9);
+            assertTrue(d.bitsPerWeight() > 8.5 && d.bitsPerWeight() < 8.6, String.valueOf(d.bitsPerWeight()));
+            assertTrue(d.toString().contains("8.500 block linears"), d.toString());
         }
     }
 

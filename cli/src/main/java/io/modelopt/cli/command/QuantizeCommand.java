@@ -2,10 +2,18 @@ package io.modelopt.cli.command;
 
 import io.modelopt.cli.Args;
 import io.modelopt.cli.ProgressBar;
+import io.modelopt.core.ModelDescription;
+import io.modelopt.core.ModelOptimizer;
+import io.modelopt.core.OptimizedModel;
+import io.modelopt.core.QuantizationSpec;
+import io.modelopt.core.model.ModelSource;
+import io.modelopt.core.spi.ModelExporter;
 import io.modelopt.quantization.gguf.GgufPreset;
 import io.modelopt.quantization.gguf.GgufQuantizer;
 import io.modelopt.quantization.gguf.ImatrixFile;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -17,38 +25,119 @@ import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 /**
- * {@code modelopt quantize}: an F32/F16/BF16 GGUF model to a llama.cpp type or mixed preset,
- * byte for byte as {@code llama-quantize} writes it (optionally weighted by an importance matrix).
- * Our own formats (RTN INT8/INT4, AWQ, GPTQ) are not yet offered here.
+ * {@code modelopt quantize}: a float model to a llama.cpp type or preset, or (method {@code rtn})
+ * to our INT formats, with per-tensor rules.
+ *
+ * <p>Two paths. A GGUF preset with no rules and no {@code --format} other than gguf goes file to
+ * file through {@link GgufQuantizer}, byte for byte as {@code llama-quantize} writes it
+ * (optionally weighted by an importance matrix). Everything else builds a
+ * {@link QuantizationSpec}, quantizes into memory and writes the result with the
+ * {@link ModelExporter} registered for {@code --format} (gguf here; awq, gptq and
+ * compressed-tensors with the HF exporters), which is looked up before any work.
  */
 public final class QuantizeCommand implements Command {
     @Override public String name() { return "quantize"; }
 
-    @Override public String summary() { return "quantize a GGUF model to a llama.cpp type or preset (q8_0, q4_0, q4_k_m, ...)"; }
+    @Override public String summary() { return "quantize a model: llama.cpp types and presets (q8_0, q4_k_m, ...) or rtn INT8/INT4, with per-tensor rules"; }
 
     @Override public String usage() {
         return """
-                usage: modelopt quantize --model MODEL.gguf --method PRESET --out OUT.gguf [--imatrix FILE] [--force]
-                  --model PATH    an F32, F16 or BF16 GGUF model
-                  --method NAME   %s
-                                  (as llama-quantize's types: per-tensor choices and fallbacks included)
-                  --imatrix FILE  llama-imatrix's importance matrix (legacy .imatrix format)
-                  --out PATH      the GGUF file to write (written to a temporary name, then moved)
-                  --force         overwrite PATH if it exists
-                example: modelopt quantize --model brown-llama-f32.gguf --method q4_k_m --out brown-llama-q4_k_m.gguf""".formatted(
+                usage: modelopt quantize --model MODEL --method METHOD --out PATH [options]
+                  --model PATH          an F32, F16 or BF16 model: a .gguf file or a Hugging Face directory
+                  --method NAME         rtn (our INT formats, round to nearest), or a llama.cpp type/preset:
+                                        %s
+                  --bits B              rtn: 2, 3, 4 or 8 (default 4; 8 is per channel symmetric unless told)
+                  --group-size G        rtn: 32, 64, 128, or -1 for one group per row (default 128)
+                  --symmetric           rtn: no zero points (INT4 defaults to asymmetric, as AutoAWQ)
+                  --clip-search         rtn: search each group's range for the lowest weight MSE
+                  --keep PATTERN        leave matching tensors as they are (repeatable)
+                  --override PAT=TYPE   give matching tensors TYPE: keep, F16, F32, a ggml type (Q4_K, Q8_0...),
+                                        or ours (INT8, INT4_G128, INT4_G32_SYM ...); repeatable, later rules win.
+                                        PAT is a glob over tensor names (blk.*.attn_*, token_embd) or re:REGEX
+                  --format NAME         gguf (default for llama.cpp methods), compressed-tensors (default for rtn), awq, gptq
+                  --imatrix FILE        llama-imatrix's importance matrix (GGUF presets without rules)
+                  --plan                print each tensor's target and the bits per weight, write nothing
+                  --out PATH            the file or directory to write (written under a temporary name, then moved)
+                  --force               overwrite PATH if it exists
+                embeddings, norms and output (lm_head) stay at full precision for rtn; GGUF presets make
+                llama-quantize's choices. A shape the format cannot take falls back to INT8 per channel (or is kept).
+                examples:
+                  modelopt quantize --model brown-llama-f32.gguf --method q4_k_m --out brown-llama-q4_k_m.gguf
+                  modelopt quantize --model brown-llama-f32.gguf --method rtn --bits 4 --group-size 128 \\
+                      --override 'blk.*.attn_*=INT8' --keep 'blk.0.*' --format compressed-tensors --out brown-llama-int4
+                  modelopt quantize --model stories260K-f32.gguf --method rtn --group-size 32 --plan""".formatted(
                 Arrays.stream(GgufPreset.values()).map(p -> p.name().toLowerCase(Locale.ROOT)).collect(Collectors.joining(", ")));
     }
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) {
-        Args args = Args.parse(argv, Set.of("model", "method", "imatrix", "out"), Set.of("force"));
+        Args args = Args.parse(argv, Set.of("model", "method", "imatrix", "out", "bits", "group-size", "keep", "override", "format"),
+                Set.of("force", "symmetric", "clip-search", "plan"));
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
         if (!args.has("model")) throw new Args.UsageException("--model is required");
         if (!args.has("method")) throw new Args.UsageException("--method is required");
-        if (!args.has("out")) throw new Args.UsageException("--out is required");
-        Path model = Path.of(args.get("model", null)), output = Path.of(args.get("out", null));
-        if (!Files.isRegularFile(model)) throw new IllegalArgumentException("no such model file: " + model);
-        if (Files.exists(output) && !args.has("force")) throw new IllegalArgumentException(output + " exists; pass --force to overwrite it");
-        GgufQuantizer q = GgufQuantizer.forPreset(args.get("method", null));
+        boolean plan = args.has("plan");
+        if (!args.has("out") && !plan) throw new Args.UsageException("--out is required");
+        Path model = Path.of(args.get("model", null));
+        Path output = args.has("out") ? Path.of(args.get("out", null)) : null;
+        if (!Files.exists(model)) throw new IllegalArgumentException("no such model file: " + model);
+        if (!plan && Files.exists(output) && !args.has("force")) throw new IllegalArgumentException(output + " exists; pass --force to overwrite it");
+        String method = args.get("method", null).trim().toLowerCase(Locale.ROOT);
+        boolean integer = method.equals("rtn") || method.equals("awq") || method.equals("gptq");
+        boolean rules = args.has("keep") || args.has("override");
+        boolean rtnOptions = args.has("bits") || args.has("group-size") || args.has("symmetric") || args.has("clip-search");
+        if (!integer && rtnOptions) throw new IllegalArgumentException("--bits, --group-size, --symmetric and --clip-search apply to --method rtn, not " + method);
+        String format = args.get("format", integer ? "compressed-tensors" : "gguf").trim().toLowerCase(Locale.ROOT);
+        if (!integer && !rules && !plan && format.equals("gguf")) return llamaQuantize(args, model, output, err, out);
+        if (args.has("imatrix")) throw new IllegalArgumentException("--imatrix applies to a GGUF preset without --keep/--override/--plan");
+        if (!integer && !QuantizationSpec.GGUF_METHODS.contains(method)) {
+            throw new IllegalArgumentException("unknown quantization method '" + method + "'; known: " + String.join(", ", QuantizationSpec.knownMethods()));
+        }
+        QuantizationSpec spec = spec(args, method);
+        ModelExporter exporter = plan ? null : OptimizedModel.exporter(format); // fails now, naming the registered formats
+        ProgressBar bar = new ProgressBar(err);
+        long t0 = System.nanoTime();
+        try (ModelOptimizer m = ModelOptimizer.load(model).withProgress(bar).quantize(spec)) {
+            if (plan) {
+                out.print(m.quantizationPlan());
+                return 0;
+            }
+            try (ModelSource q = m.quantizeToSource()) {
+                exporter.export(q, output, bar);
+                ModelDescription d = ModelDescription.of(q);
+                Map<String, Long> formats = d.parametersByFormat();
+                err.printf(Locale.ROOT, "%s: %d tensors, formats %s; %.3f bits/weight whole model, %.3f block linears; %s -> %s (%s) in %.1f s%n",
+                        spec, d.tensors().size(), formats.keySet(), d.bitsPerWeight(), d.blockLinearBitsPerWeight(), model, output, format,
+                        (System.nanoTime() - t0) / 1e9);
+            }
+        }
+        out.println(output.toAbsolutePath());
+        return 0;
+    }
+
+    private static QuantizationSpec spec(Args args, String method) {
+        int bits = args.getInt("bits", 4);
+        // --bits 8 alone means per-channel symmetric INT8 (the usual INT8), not INT4's g128 asymmetric defaults
+        QuantizationSpec.Builder b = method.equals("rtn") && bits == 8 ? QuantizationSpec.int8() : QuantizationSpec.method(method);
+        if (args.has("bits")) b.bits(bits);
+        if (args.has("group-size")) b.groupSize(args.getInt("group-size", 128));
+        if (args.has("symmetric")) b.symmetric(true);
+        if (args.has("clip-search")) b.clipSearch(true);
+        for (Map.Entry<String, String> o : args.occurrences()) {
+            if (o.getKey().equals("keep")) b.keep(o.getValue());
+            else if (o.getKey().equals("override")) b.rule(QuantizationSpec.LayerRule.parse(o.getValue()));
+        }
+        return b.build();
+    }
+
+    /** The llama-quantize path: file to file, byte-identical to its output. */
+    private static int llamaQuantize(Args args, Path model, Path output, PrintStream err, PrintStream out) {
+        if (!Files.isRegularFile(model)) throw new IllegalArgumentException("no such model file: " + model + " (GGUF presets read a .gguf file)");
+        GgufQuantizer q;
+        try {
+            q = GgufQuantizer.forPreset(args.get("method", null));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage() + "; or rtn for our INT formats (awq and gptq need calibration)", e);
+        }
         if (args.has("imatrix")) {
             Path im = Path.of(args.get("imatrix", null));
             if (!Files.isRegularFile(im)) throw new IllegalArgumentException("no such imatrix file: " + im);
@@ -62,8 +151,8 @@ public final class QuantizeCommand implements Command {
         try {
             err.printf(Locale.ROOT, "%s: %d tensors %s, %.1f MB -> %.1f MB in %.1f s%n", q.preset(), plans.size(), types,
                     Files.size(model) / 1e6, Files.size(output) / 1e6, (System.nanoTime() - t0) / 1e9);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
         out.println(output.toAbsolutePath());
         return 0;

@@ -59,4 +59,53 @@ class QuantizeCommandTest {
             assertFalse(files.anyMatch(p -> p.getFileName().toString().startsWith("x.gguf")), "no output or temporary file left");
         }
     }
+
+    @Test
+    void planShowsEachTensorsTargetAndTheFfnDownFallback() {
+        Result r = run("quantize", "--model", Fixtures.storiesGguf("f32").toString(), "--method", "rtn", "--group-size", "32",
+                "--override", "blk.0.*=INT8", "--keep", "blk.0.attn_q.weight", "--override", "blk.99.*=F16", "--plan");
+        assertEquals(0, r.code(), r.err());
+        String blk1Down = r.out().lines().filter(l -> l.contains("blk.1.ffn_down.weight")).findFirst().orElseThrow();
+        assertTrue(blk1Down.contains("INT8_CHANNEL_SYM") && blk1Down.contains("fallback"), blk1Down);
+        assertTrue(r.out().lines().anyMatch(l -> l.contains("blk.1.ffn_up.weight") && l.contains("INT4_G32_ASYM")), r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.contains("blk.0.ffn_up.weight") && l.contains("INT8_CHANNEL_SYM")), r.out());
+        // --keep after --override wins for the tensor it names: command-line order is rule order
+        assertTrue(r.out().lines().anyMatch(l -> l.contains("blk.0.attn_q.weight") && l.contains("(F32)")), r.out());
+        assertTrue(r.out().contains("pattern 'blk.99.*' matches no tensor"), r.out());
+    }
+
+    @Test
+    void aGgufPresetWithRulesGoesThroughTheSpecAndRunsHere() throws IOException {
+        Path out = dir.resolve("q8_0-rules.gguf");
+        Result r = run("quantize", "--model", Fixtures.brownGguf("f32").toString(), "--method", "q8_0", "--override", "blk.0.ffn_*=Q4_0",
+                "--keep", "blk.1.*", "--out", out.toString());
+        assertEquals(0, r.code(), r.err());
+        Result inspect = run("inspect", out.toString());
+        assertEquals(0, inspect.code(), inspect.err());
+        assertTrue(inspect.out().lines().anyMatch(l -> l.contains("blk.0.ffn_up.weight") && l.contains("Q4_0")), inspect.out());
+        assertTrue(inspect.out().lines().anyMatch(l -> l.contains("blk.1.ffn_up.weight") && l.contains("F32")), inspect.out());
+        assertTrue(inspect.out().lines().anyMatch(l -> l.contains("blk.2.ffn_up.weight") && l.contains("Q8_0")), inspect.out());
+        assertTrue(inspect.out().contains("block linears"), inspect.out());
+    }
+
+    @Test
+    void rtnRefusesWhatItsFormatCannotHoldAndUnknownFormats() throws IOException {
+        Path out = dir.resolve("int4.gguf");
+        Result gguf = run("quantize", "--model", Fixtures.brownGguf("f32").toString(), "--method", "rtn", "--format", "gguf", "--out", out.toString());
+        assertEquals(2, gguf.code(), gguf.err());
+        assertTrue(gguf.err().contains("INT4_G128_ASYM") && gguf.err().contains("compressed-tensors"), gguf.err());
+        Result unknown = run("quantize", "--model", Fixtures.brownGguf("f32").toString(), "--method", "rtn", "--format", "onnx", "--out", out.toString());
+        assertEquals(2, unknown.code(), unknown.err());
+        assertTrue(unknown.err().contains("no exporter for format 'onnx'"), unknown.err());
+        Result bits = run("quantize", "--model", Fixtures.brownGguf("f32").toString(), "--method", "q4_0", "--bits", "4", "--out", out.toString());
+        assertEquals(2, bits.code(), bits.err());
+        assertTrue(bits.err().contains("--method rtn"), bits.err());
+        Result impossible = run("quantize", "--model", Fixtures.storiesGguf("f32").toString(), "--method", "rtn", "--override",
+                "blk.0.ffn_down.weight=INT4_G32", "--plan");
+        assertEquals(2, impossible.code(), impossible.err());
+        assertTrue(impossible.err().contains("blk.0.ffn_down.weight"), impossible.err());
+        try (var files = Files.list(dir)) {
+            assertFalse(files.anyMatch(p -> p.getFileName().toString().startsWith("int4.gguf")), "no output or temporary file left");
+        }
+    }
 }

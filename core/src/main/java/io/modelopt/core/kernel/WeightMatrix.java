@@ -92,6 +92,9 @@ public final class WeightMatrix {
         return parts.get(i);
     }
 
+    /** How many further tensors the format has beside the main one ({@link #part}). */
+    public int partCount() { return parts.size(); }
+
     public int rows() { return rows; }
     public int cols() { return cols; }
     /** The ggml type of the main tensor. */
