@@ -1,10 +1,7 @@
 package io.modelopt.core.eval;
 
 import io.modelopt.core.ProgressListener;
-import io.modelopt.core.engine.Batch;
-import io.modelopt.core.engine.Logits;
 import io.modelopt.core.engine.ModelRunner;
-import io.modelopt.core.kv.KvCache;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,36 +63,7 @@ public final class KlDivergence {
      * and compares their distributions at every scored position. Stage "kl-divergence".
      */
     public static Result compare(ModelRunner base, ModelRunner test, int[] tokens, WindowProtocol protocol, ProgressListener listener) {
-        int vocab = base.config().vocabSize();
-        if (test.config().vocabSize() != vocab) {
-            throw new IllegalArgumentException("models have different vocabularies: " + vocab + " vs " + test.config().vocabSize());
-        }
-        EvaluationWindows wb = new EvaluationWindows(tokens, protocol, base);
-        EvaluationWindows wt = new EvaluationWindows(tokens, protocol, test);
-        // both runners see the same batches: the layout of the runner with the tighter limits fits both
-        EvaluationWindows w = wb.sequences() != wt.sequences() ? (wb.sequences() < wt.sequences() ? wb : wt)
-                : (wb.pieceLength() <= wt.pieceLength() ? wb : wt);
-        ProgressListener progress = listener == null ? ProgressListener.NONE : listener;
-        Accumulator acc = new Accumulator();
-        float[] saved = null;
-        try (KvCache cb = base.newKvCache(w.sequences(), protocol.contextLength());
-             KvCache ct = test.newKvCache(w.sequences(), protocol.contextLength())) {
-            int reported = 0;
-            while (w.next(cb, ct)) {
-                Batch b = w.batch();
-                Logits lb = base.forward(b, cb);
-                int rows = lb.rows();
-                if (saved == null || saved.length < rows * vocab) saved = new float[Math.max(rows, 1) * vocab];
-                if (rows > 0) System.arraycopy(lb.buffer(), lb.offset(0), saved, 0, rows * vocab);
-                Logits lt = test.forward(b, ct);
-                for (int r = 0; r < rows; r++) acc.add(saved, r * vocab, lt.buffer(), lt.offset(r), vocab);
-                if (w.windowsDone() != reported) {
-                    reported = w.windowsDone();
-                    progress.onProgress("kl-divergence", reported, w.windows());
-                }
-            }
-        }
-        Result r = acc.result();
+        Result r = PairedPass.run(base, test, tokens, protocol, true, "kl-divergence", listener).kl();
         LOG.info("kl-divergence: {}", r);
         return r;
     }

@@ -48,8 +48,7 @@ public final class Perplexity {
         EvaluationWindows w = new EvaluationWindows(tokens, protocol, runner);
         ProgressListener progress = listener == null ? ProgressListener.NONE : listener;
         int vocab = runner.config().vocabSize();
-        double sum = 0, sumSq = 0;
-        long count = 0;
+        Accumulator acc = new Accumulator();
         LOG.debug("perplexity: {} windows of {}, {} per forward", w.windows(), protocol.contextLength(), w.sequences());
         progress.onProgress("perplexity", 0, w.windows());
         try (KvCache cache = runner.newKvCache(w.sequences(), protocol.contextLength())) {
@@ -58,26 +57,43 @@ public final class Perplexity {
                 Batch b = w.batch();
                 Logits l = runner.forward(b, cache);
                 float[] buf = l.buffer();
-                for (int r = 0; r < l.rows(); r++) {
-                    double nll = negativeLogLikelihood(buf, l.offset(r), vocab, w.target(r));
-                    sum += nll;
-                    sumSq += nll * nll;
-                    count++;
-                }
+                for (int r = 0; r < l.rows(); r++) acc.add(negativeLogLikelihood(buf, l.offset(r), vocab, w.target(r)));
                 if (w.windowsDone() != reported) {
                     reported = w.windowsDone();
                     progress.onProgress("perplexity", reported, w.windows());
-                    if (LOG.isDebugEnabled()) LOG.debug("perplexity: {}/{} windows, running PPL {}", reported, w.windows(), Math.exp(sum / count));
+                    if (LOG.isDebugEnabled()) LOG.debug("perplexity: {}/{} windows, running PPL {}", reported, w.windows(), Math.exp(acc.sum / acc.count));
                 }
             }
         }
-        double mean = sum / count;
-        double ppl = Math.exp(mean);
-        double var = sumSq / count - mean * mean;
-        double err = var > 0 && count > 1 ? ppl * Math.sqrt(var / (count - 1)) : 0;
-        Result result = new Result(protocol, w.windows(), count, mean, ppl, err);
+        Result result = acc.result(protocol, w.windows());
         LOG.info("perplexity: {}", result);
         return result;
+    }
+
+    /**
+     * Sums NLLs one scored position at a time, for callers that run the windows themselves (a
+     * pass over two models at once); the result is the one {@link #evaluate} gives for the same
+     * NLLs in the same order.
+     */
+    public static final class Accumulator {
+        private double sum, sumSq;
+        private long count;
+
+        public void add(double nll) {
+            sum += nll;
+            sumSq += nll * nll;
+            count++;
+        }
+
+        public long count() { return count; }
+
+        public Result result(WindowProtocol protocol, int windows) {
+            double mean = sum / count;
+            double ppl = Math.exp(mean);
+            double var = sumSq / count - mean * mean;
+            double err = var > 0 && count > 1 ? ppl * Math.sqrt(var / (count - 1)) : 0;
+            return new Result(protocol, windows, count, mean, ppl, err);
+        }
     }
 
     /** {@code logsumexp(x) - x[target]} over {@code x[off .. off+n)}, in double. */
