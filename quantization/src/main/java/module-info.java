@@ -4,6 +4,7 @@ module io.modelopt.quantization {
     exports io.modelopt.quantization;
     exports io.modelopt.quantization.gguf;
     exports io.modelopt.quantization.format;
+    exports io.modelopt.quantization.rtn;
 
     provides io.modelopt.core.kernel.WeightFormatProvider with io.modelopt.quantization.format.PackedIntFormatProvider;
     provides io.modelopt.core.model.WeightBinder with io.modelopt.quantization.format.PackedIntBinder;

@@ -32,7 +32,8 @@ public final class IntFormats {
 
     /**
      * A format named {@code name} whose main tensor holds {@code blockBytes} bytes per
-     * {@code blockSize} weights of a row, and whose rows {@code layout} reads.
+     * {@code blockSize} weights of a row, and whose rows {@code layout} reads. The format is not
+     * registered: a {@code WeightFormatProvider} (or {@code WeightFormats.register}) does that.
      */
     public static WeightFormat create(String name, IntLayout layout, int blockSize, int blockBytes) {
         Objects.requireNonNull(layout, "layout");

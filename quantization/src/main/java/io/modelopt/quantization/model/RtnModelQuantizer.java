@@ -157,7 +157,11 @@ public final class RtnModelQuantizer implements Quantizer {
         IntRow r = new IntRow(s, cols);
         for (int i = 0; i < rows; i++) {
             FloatRows.read(src, i, row);
-            RtnQuantizer.quantizeRow(row, 0, cols, s, clipSearch, r);
+            try {
+                RtnQuantizer.quantizeRow(row, 0, cols, s, clipSearch, r);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("tensor " + src.name() + " row " + i + ": " + e.getMessage(), e);
+            }
             t.writeRow(i, r);
         }
         return t.tensors();
