@@ -60,7 +60,7 @@ public final class ReportCommand implements Command {
                   --runs R               measured runs per stage (default %d); median and min-max are reported
                   --warmup W             warm-up runs per stage before the measured ones (default %d)
                   --threads T            compute threads (default: all %d processors)
-                  --ctx N                tokens per evaluation window (default: 128 without --text, else min(trained context, 512))
+                  --ctx N                tokens per evaluation window (default: 128 without --text, else the trained context)
                   --chunks N             evaluation windows (default: 4 without --text, else all of the text)
                   --out DIR              folder for report.md, report.csv, report.json, report.svg (default %s/)
                   --json FILE            also write the JSON to FILE

@@ -11,9 +11,9 @@ import java.util.Locale;
  * the same protocol {@code modelopt perplexity} uses by default, so that a perplexity here equals
  * that command's on the same text and context.
  *
- * @param fromText whether the tokens are a text's (then perplexity means something; random tokens have none worth showing)
+ * @param text the text the tokens are of, or null for random tokens (which have no perplexity worth showing)
  */
-record EvalSet(int[] tokens, WindowProtocol protocol, boolean fromText, String description) {
+record EvalSet(int[] tokens, WindowProtocol protocol, String text, String description) {
     /** Seed of the synthetic evaluation tokens (fixed: every stage and every run sees the same ones). */
     static final long SYNTHETIC_SEED = 20260421;
 
@@ -21,7 +21,7 @@ record EvalSet(int[] tokens, WindowProtocol protocol, boolean fromText, String d
     static EvalSet synthetic(int vocab, int bos, int context, int windows) {
         int[] tokens = InferenceBench.prompt(context * windows, vocab, -1, SYNTHETIC_SEED);
         WindowProtocol p = WindowProtocol.llamaCpp(context, bos).withMaxWindows(windows);
-        return new EvalSet(tokens, p, false, String.format(Locale.ROOT,
+        return new EvalSet(tokens, p, null, String.format(Locale.ROOT,
                 "%d windows of %d uniform random tokens (seed %d), %d next-token distributions scored (positions %d-%d of each window)",
                 windows, context, SYNTHETIC_SEED, windows * p.scoredPerWindow(), p.firstScoredPosition(), context - 2));
     }
@@ -35,10 +35,12 @@ record EvalSet(int[] tokens, WindowProtocol protocol, boolean fromText, String d
         }
         WindowProtocol p = WindowProtocol.llamaCpp(context, tokenizer.addsBos() ? tokenizer.bosId() : -1).withMaxWindows(maxWindows);
         int windows = maxWindows > 0 ? Math.min(maxWindows, tokens.length / context) : tokens.length / context;
-        return new EvalSet(tokens, p, true, String.format(Locale.ROOT,
+        return new EvalSet(tokens, p, text, String.format(Locale.ROOT,
                 "%s: %d tokens, %d windows of %d (llama-perplexity's protocol: BOS at each window, second half scored), %d next-token "
                         + "distributions", name, tokens.length, windows, context, windows * p.scoredPerWindow()));
     }
+
+    boolean fromText() { return text != null; }
 
     int windows() {
         int available = tokens.length / protocol.contextLength();

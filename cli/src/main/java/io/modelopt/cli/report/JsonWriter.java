@@ -46,6 +46,7 @@ public final class JsonWriter {
         m.put("available", r.available());
         m.put("not_available", r.unavailable());
         if (r.available()) {
+            m.put("warmup_runs", r.speed().warmupRuns());
             m.put("ttft_ms", spread(r.speed().ttftMillis()));
             m.put("prefill_tokens_per_s", spread(r.speed().prefillPerSecond()));
             m.put("decode_tokens_per_s", spread(r.speed().decodePerSecond()));

@@ -21,9 +21,10 @@ public record ReportHeader(String model, long parameters, int promptTokens, int 
     public List<String> lines() {
         List<String> l = new ArrayList<>();
         l.add(String.format(Locale.ROOT, "Model: %s, %.1fM parameters.", model, parameters / 1e6));
-        l.add(String.format(Locale.ROOT, "Method: per stage %d warm-up runs, then %d measured runs (median and min-max); each run prefills a fixed "
+        String warm = warmupRuns == 0 ? "no warm-up" : String.format(Locale.ROOT, "at least %d warm-up runs and 3 s of them", warmupRuns);
+        l.add(String.format(Locale.ROOT, "Method: per stage %s, then %d measured runs (median and min-max); each run prefills a fixed "
                 + "%d-token prompt as one batch (TTFT = time to its last logits) and then decodes %d tokens greedily, one sequence "
-                + "(\"sequential\": requests served one at a time); KV cache cleared between runs.", warmupRuns, runs, promptTokens, genTokens));
+                + "(\"sequential\": requests served one at a time); KV cache cleared between runs.", warm, runs, promptTokens, genTokens));
         l.add("Memory: weights, KV and other (activations, scratch) as the runner accounts them; RSS sampled from /proc/self/status "
                 + "while the stage loads and runs (peak) and during the measured runs (steady, median). One process runs every stage in turn.");
         l.add("Quality: against the baseline on " + evaluation + ".");

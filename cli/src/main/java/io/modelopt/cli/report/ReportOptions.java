@@ -13,8 +13,8 @@ import java.util.Objects;
  * @param syntheticPreset the synthetic preset used when {@code model} is null
  * @param text           evaluation text (perplexity and KL on its tokens), or null for synthetic tokens
  * @param calib          calibration text for calibrated INT4 methods, or null
- * @param evalContext    tokens per evaluation window (0: the default, min(trained context, 512) with
- *                       --text, 128 without)
+ * @param evalContext    tokens per evaluation window (0: the default, the trained context with
+ *                       --text as modelopt perplexity and evaluate, 128 without)
  * @param evalWindows    evaluation windows (0: all windows of --text; without it the default 4)
  * @param out            folder for report.csv, report.json, report.svg
  * @param json           an extra copy of the JSON, or null
@@ -25,7 +25,6 @@ public record ReportOptions(Path model, String syntheticPreset, Path text, Path 
     public static final int DEFAULT_PROMPT = 128, DEFAULT_GEN = 64, DEFAULT_RUNS = 5, DEFAULT_WARMUP = 3;
     /** Evaluation windows on synthetic tokens: 4 × 128 tokens, 252 scored positions (KL settles to ~2 digits). */
     public static final int SYNTHETIC_EVAL_CONTEXT = 128, SYNTHETIC_EVAL_WINDOWS = 4;
-    public static final int MAX_TEXT_EVAL_CONTEXT = 512;
     public static final Path DEFAULT_OUT = Path.of("report");
 
     public ReportOptions {

@@ -7,6 +7,7 @@ import io.modelopt.core.engine.Batch;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerMemory;
 import io.modelopt.core.engine.RunnerOptions;
+import io.modelopt.core.eval.Evaluation;
 import io.modelopt.core.eval.KlDivergence;
 import io.modelopt.core.eval.Perplexity;
 import io.modelopt.core.kernel.ComputePool;
@@ -43,6 +44,15 @@ public final class ReportRunner {
     private static final Logger LOG = LoggerFactory.getLogger(ReportRunner.class);
     /** Prompt token seed (as bench's, so the two see the same prompt). */
     private static final long PROMPT_SEED = 1234;
+    /**
+     * Warm-up lasts at least this long as well as --warmup runs (bench's rule): the first runs of a
+     * format are interpreted code and JIT compilation, and a stage measured before the JIT has
+     * finished its kernels looks several times slower than it is (micro F16 after one warm-up
+     * run: 11 t/s, where the stage after it, warm, ran 68).
+     */
+    static final long MIN_WARM_UP_NANOS = 3_000_000_000L;
+    /** ... but never more runs than this (a model so slow that 3 s is one run needs no more). */
+    static final int MAX_WARM_UPS = 20;
 
     private final ReportOptions options;
     private final Path model;
@@ -133,18 +143,24 @@ public final class ReportRunner {
                 .contextLength(options.promptTokens() + options.genTokens()).build();
     }
 
-    /** Options for evaluation: one whole window per batch with logits for every position. */
-    private RunnerOptions evalOptions(KvDtype kv, int context, ComputePool pool) {
-        return RunnerOptions.builder().threads(options.threads()).kvDtype(kv).maxBatchTokens(context).maxLogitsRows(context)
-                .contextLength(context).computePool(pool).build();
+    /**
+     * Options for evaluation: {@link RunnerOptions}' default batch limits, as {@code modelopt
+     * perplexity} and core's EvaluationModels bind models, so the windows are batched alike and the
+     * numbers equal those commands'.
+     */
+    private static RunnerOptions evalOptions(KvDtype kv, int context, ComputePool pool) {
+        return RunnerOptions.builder().computePool(pool).kvDtype(kv).contextLength(context).build();
     }
 
     private StageResult.Speed timeRuns(ModelRunner runner, KvCache cache, ModelConfig config, RssSampler rss) {
         int[] ids = InferenceBench.prompt(options.promptTokens(), config.vocabSize(), config.bosTokenId(), PROMPT_SEED);
         Batch prompt = Batch.ofSequence(0, 0, ids, false);
-        for (int w = 0; w < options.warmupRuns(); w++) {
-            progress.count("warm-up run", w, options.warmupRuns());
+        long warmStart = System.nanoTime();
+        int warmUps = 0;
+        while (warmUps < options.warmupRuns() || (options.warmupRuns() > 0 && System.nanoTime() - warmStart < MIN_WARM_UP_NANOS && warmUps < MAX_WARM_UPS)) {
+            progress.count("warm-up run", Math.min(warmUps, options.warmupRuns()), options.warmupRuns());
             InferenceBench.run(runner, cache, prompt, options.genTokens(), null);
+            warmUps++;
         }
         List<InferenceBench.Run> runs = new ArrayList<>();
         rss.beginSteady();
@@ -154,43 +170,43 @@ public final class ReportRunner {
         }
         progress.count("measured run", options.runs(), options.runs());
         rss.endSteady();
-        return new StageResult.Speed(Spread.of(runs.stream().mapToDouble(InferenceBench.Run::ttftMillis).toArray()),
+        return new StageResult.Speed(warmUps, Spread.of(runs.stream().mapToDouble(InferenceBench.Run::ttftMillis).toArray()),
                 Spread.of(runs.stream().mapToDouble(InferenceBench.Run::prefillTokensPerSecond).toArray()),
                 Spread.of(runs.stream().mapToDouble(InferenceBench.Run::decodeTokensPerSecond).toArray()));
     }
 
     /**
      * The stage against the baseline on the evaluation set. The baseline needs no comparison with
-     * itself; its perplexity (with --text) is what the others' change is relative to.
+     * itself; its perplexity (with --text) is what the others' change is relative to. With --text
+     * the comparison is core's {@link Evaluation} (the numbers {@code modelopt evaluate} prints for
+     * the same two models, context and windows); on synthetic tokens, core's {@link KlDivergence}.
      */
     private StageResult.Quality quality(Stage stage, StageModel m, EvalSet eval, double[] basePerplexity) {
         int ctx = eval.protocol().contextLength();
         try (ComputePool pool = new ComputePool(options.threads())) {
             if (stage == Stage.BASELINE) {
-                if (eval.fromText()) basePerplexity[0] = perplexity(m.source(), m.kvDtype(), ctx, pool, eval, "perplexity");
+                if (eval.fromText()) {
+                    try (ModelRunner runner = backend.load(m.source(), evalOptions(m.kvDtype(), ctx, pool))) {
+                        basePerplexity[0] = Perplexity.evaluate(runner, eval.tokens(), eval.protocol(), progress.as("perplexity (windows)")).perplexity();
+                    }
+                }
                 return StageResult.Quality.reference(eval.positions(), basePerplexity[0]);
             }
-            if (eval.fromText() && Double.isNaN(basePerplexity[0])) {
-                // stage 1 was not chosen: its perplexity is still the reference
-                try (ModelSource base = StageModels.openFile(model)) {
-                    basePerplexity[0] = perplexity(base, KvDtype.F16, ctx, pool, eval, "baseline perplexity");
-                }
-            }
-            KlDivergence.Result kl;
             try (ModelSource base = StageModels.openFile(model);
                  ModelRunner baseRunner = backend.load(base, evalOptions(KvDtype.F16, ctx, pool));
                  ModelRunner test = backend.load(m.source(), evalOptions(m.kvDtype(), ctx, pool))) {
-                kl = KlDivergence.compare(baseRunner, test, eval.tokens(), eval.protocol(), progress.as("KL vs baseline (windows)"));
+                if (!eval.fromText()) {
+                    KlDivergence.Result kl = KlDivergence.compare(baseRunner, test, eval.tokens(), eval.protocol(), progress.as("KL vs baseline (windows)"));
+                    return new StageResult.Quality(kl.positions(), kl.meanKl(), kl.maxKl(), kl.top1Agreement(), Double.NaN, Double.NaN);
+                }
+                Evaluation.Options eo = Evaluation.Options.builder().contextLength(ctx).maxWindows(eval.protocol().maxWindows()).prompts(0).newTokens(0)
+                        .threads(options.threads()).kvDtype(m.kvDtype()).build();
+                Evaluation.Result r = Evaluation.run(new Evaluation.Subject("baseline", base, baseRunner), new Evaluation.Subject(stage.key(), m.source(), test),
+                        eval.text(), eo, progress.as("perplexity and KL vs baseline"));
+                if (Double.isNaN(basePerplexity[0])) basePerplexity[0] = r.base().llamaCpp().perplexity();
+                return new StageResult.Quality(r.kl().positions(), r.kl().meanKl(), r.kl().maxKl(), r.kl().top1Agreement(),
+                        r.quant().llamaCpp().perplexity(), r.llamaCppChangePercent());
             }
-            double ppl = eval.fromText() ? perplexity(m.source(), m.kvDtype(), ctx, pool, eval, "perplexity") : Double.NaN;
-            double change = eval.fromText() ? (ppl / basePerplexity[0] - 1) * 100 : Double.NaN;
-            return new StageResult.Quality(kl.positions(), kl.meanKl(), kl.maxKl(), kl.top1Agreement(), ppl, change);
-        }
-    }
-
-    private double perplexity(ModelSource source, KvDtype kv, int ctx, ComputePool pool, EvalSet eval, String what) {
-        try (ModelRunner runner = backend.load(source, evalOptions(kv, ctx, pool))) {
-            return Perplexity.evaluate(runner, eval.tokens(), eval.protocol(), progress.as(what + " (windows)")).perplexity();
         }
     }
 
@@ -201,7 +217,8 @@ public final class ReportRunner {
             int windows = options.evalWindows() > 0 ? options.evalWindows() : ReportOptions.SYNTHETIC_EVAL_WINDOWS;
             return EvalSet.synthetic(base.config().vocabSize(), base.config().bosTokenId(), ctx, windows);
         }
-        int ctx = options.evalContext() > 0 ? options.evalContext() : Math.min(ReportOptions.MAX_TEXT_EVAL_CONTEXT, trained);
+        // the trained context by default, as modelopt perplexity and evaluate
+        int ctx = options.evalContext() > 0 ? options.evalContext() : trained;
         String text;
         try {
             text = Files.readString(options.text(), StandardCharsets.UTF_8);

@@ -1,38 +1,39 @@
 package io.modelopt.cli.report;
 
+import io.modelopt.core.ModelOptimizer;
 import io.modelopt.core.ProgressListener;
+import io.modelopt.core.QuantizationSpec;
 import io.modelopt.core.kv.KvDtype;
 import io.modelopt.core.loader.ModelSources;
 import io.modelopt.core.model.ModelSource;
+import io.modelopt.core.spi.Quantizer;
 import io.modelopt.core.tensor.GgmlType;
 import io.modelopt.core.tensor.TensorData;
-import io.modelopt.quantization.gguf.GgufQuantizer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
+import java.util.ServiceLoader;
 
 /**
  * Makes each stage's model from the baseline file, and says which stages this build can make at
- * all. This is the one place that knows which module provides which stage: a stage that needs a
- * module not merged yet reports what it needs instead of a number.
+ * all. This is the one place that knows which module provides which stage: quantized stages go
+ * through {@link ModelOptimizer#quantize} with a {@link QuantizationSpec}, and a stage whose
+ * quantizer (a {@link Quantizer} found through {@link ServiceLoader}) or KV dtype is not in this
+ * build reports what it needs instead of a number.
  */
 final class StageModels {
-    /** What stages 2 and 3 (RTN) need; they appear once that work is merged. */
-    static final String NEEDS_RTN = "needs core's QuantizationSpec with its RTN quantizer (ModelOptimizer.quantize(spec), in-memory INT8/INT4), "
-            + "not in this build yet";
-    static final String NEEDS_CALIBRATION = "needs calibrated quantization (AWQ/GPTQ: the calibration issue), not in this build yet";
+    static final String NEEDS_CALIBRATION = "needs a calibrated quantizer (AWQ/GPTQ: the calibration issue); none is registered in this build";
     static final String NEEDS_KV8_ENGINE = "needs the INT8 KV cache (core's KvDtype has no Q8_0 yet) and the continuous-batching engine "
             + "with prefix caching (issue 19)";
-    private static final Set<GgmlType> GGUF_QUANTIZABLE = EnumSet.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16);
+    /** Calibration defaults of the issue: 16 sequences of 256 tokens. */
+    static final int CALIB_SAMPLES = 16, CALIB_TOKENS = 256;
+    static final long CALIB_SEED = 1234;
 
     private final Path model;
     private final Int4Method method;
@@ -80,32 +81,49 @@ final class StageModels {
         return method == Int4Method.RTN ? "INT4 RTN g128 (not AWQ yet)" : method.label();
     }
 
-    /** Why this build cannot make {@code stage}, or null when it can. */
-    String unavailable(Stage stage) {
+    /** The spec a quantized stage asks for; null for the baseline. */
+    QuantizationSpec spec(Stage stage) {
         return switch (stage) {
             case BASELINE -> null;
-            case INT8 -> NEEDS_RTN;
-            case INT4 -> int4Unavailable();
-            case INT4_KV8_ENGINE -> int8Kv().isEmpty() ? NEEDS_KV8_ENGINE : int4Unavailable();
+            case INT8 -> QuantizationSpec.RTN_INT8;
+            case INT4, INT4_KV8_ENGINE -> switch (method) {
+                case RTN -> QuantizationSpec.RTN_INT4;
+                case Q4_K_M -> QuantizationSpec.gguf("q4_k_m").build();
+                case AWQ -> calibrated(QuantizationSpec.awq());
+                case GPTQ -> calibrated(QuantizationSpec.gptq());
+                // core's QuantizationSpec has no combined method yet: unavailable() says so before asking here
+                case AWQ_GPTQ -> throw new IllegalStateException("no QuantizationSpec for awq+gptq yet");
+            };
         };
     }
 
-    private String int4Unavailable() {
-        return switch (method) {
-            case RTN -> NEEDS_RTN;
-            case AWQ, GPTQ, AWQ_GPTQ -> NEEDS_CALIBRATION;
-            case Q4_K_M -> Files.isDirectory(model) || !GGUF_QUANTIZABLE.contains(baselineType)
-                    ? "q4_k_m quantizes a GGUF file of F32, F16 or BF16 weights; " + model.getFileName() + " is "
-                      + (Files.isDirectory(model) ? "an HF directory" : "a " + baselineType + " GGUF")
-                    : null;
-        };
+    private QuantizationSpec calibrated(QuantizationSpec.Builder b) {
+        if (calib != null) b.calibration(new QuantizationSpec.CalibrationSpec(List.of(calib), CALIB_SAMPLES, CALIB_TOKENS, CALIB_SEED));
+        return b.build();
+    }
+
+    /** Why this build cannot make {@code stage}, or null when it can. */
+    String unavailable(Stage stage) {
+        if (stage == Stage.INT4_KV8_ENGINE && int8Kv().isEmpty()) return NEEDS_KV8_ENGINE;
+        boolean int4 = stage == Stage.INT4 || stage == Stage.INT4_KV8_ENGINE;
+        if (int4 && method == Int4Method.AWQ_GPTQ) return NEEDS_CALIBRATION.replace("(AWQ/GPTQ", "(AWQ scales then GPTQ");
+        QuantizationSpec spec = spec(stage);
+        if (spec == null || quantizerFor(spec).isPresent()) return null;
+        if (int4 && method.calibrated()) return NEEDS_CALIBRATION;
+        return "needs a quantizer for method '" + spec.method() + "' (the quantization module's RTN quantizer); none is registered in this build";
+    }
+
+    private static Optional<Quantizer> quantizerFor(QuantizationSpec spec) {
+        for (Quantizer q : ServiceLoader.load(Quantizer.class)) if (q.supports(spec)) return Optional.of(q);
+        return Optional.empty();
     }
 
     /**
      * Opens {@code stage}'s model; the caller closes it. Quantizing stages report progress on
-     * {@code progress}.
+     * {@code progress}; the quantized model is in memory and needs nothing of the file.
      *
      * @throws IllegalStateException the stage is not available here ({@link #unavailable})
+     * @throws IllegalArgumentException the quantizer cannot apply the spec to this model (naming the tensor)
      */
     StageModel open(Stage stage, ProgressListener progress) {
         String why = unavailable(stage);
@@ -114,47 +132,18 @@ final class StageModels {
         KvDtype kv = stage == Stage.INT4_KV8_ENGINE ? int8Kv().orElseThrow() : KvDtype.F16;
         if (stage == Stage.INT4 || stage == Stage.INT4_KV8_ENGINE) {
             if (calib != null && !method.calibrated()) notes.add("--calib is not used by " + method.key() + " (it needs no calibration)");
-            if (method == Int4Method.RTN) notes.add("INT4 is round-to-nearest, group 128; AWQ arrives with the calibration issue");
+            if (method == Int4Method.RTN) notes.add("INT4 is round-to-nearest, group 128, asymmetric; AWQ arrives with the calibration issue");
         }
         if (stage == Stage.INT4_KV8_ENGINE) {
             notes.add("INT8 KV with requests served one at a time: the continuous-batching engine (issue 19) is not in this build");
         }
-        return switch (stage) {
-            case BASELINE -> new StageModel(openFile(model), kv, notes, null);
-            case INT8 -> throw new IllegalStateException(NEEDS_RTN);
-            case INT4, INT4_KV8_ENGINE -> switch (method) {
-                case Q4_K_M -> ggufPreset("q4_k_m", kv, notes, progress);
-                default -> throw new IllegalStateException(int4Unavailable());
-            };
-        };
-    }
-
-    /** A llama.cpp preset through the quantization module's GGUF quantizer, into a temporary file deleted with the stage. */
-    private StageModel ggufPreset(String preset, KvDtype kv, List<String> notes, ProgressListener progress) {
-        Path dir;
-        try {
-            dir = Files.createTempDirectory("modelopt-report-");
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create a temporary folder for the " + preset + " model: " + e.getMessage(), e);
-        }
-        Path file = dir.resolve("stage-" + preset + ".gguf");
-        Runnable cleanup = () -> {
-            try {
-                Files.deleteIfExists(file);
-                Files.deleteIfExists(dir);
-            } catch (IOException ignored) {
-                // a leftover temporary file is harmless and the next run does not read it
-            }
-        };
-        try {
-            GgufQuantizer q = GgufQuantizer.forPreset(preset);
-            q.listener((what, done, total) -> progress.onProgress("quantizing (" + preset + ")", done, total));
-            q.quantize(model, file);
-            notes.add(preset + " quantized by the quantization module's GGUF quantizer (llama-quantize's tensor choices)");
-            return new StageModel(openFile(file), kv, notes, cleanup);
-        } catch (RuntimeException e) {
-            cleanup.run();
-            throw e;
+        QuantizationSpec spec = spec(stage);
+        if (spec == null) return new StageModel(openFile(model), kv, notes, null);
+        // the quantized model owns its memory; the input's mapping is released as soon as it is made
+        try (ModelOptimizer input = ModelOptimizer.load(model).withProgress(progress)) {
+            ModelSource quantized = input.quantize(spec).quantizeToSource();
+            if (stage != Stage.INT8) notes.add("quantized as " + spec);
+            return new StageModel(quantized, kv, notes, null);
         }
     }
 

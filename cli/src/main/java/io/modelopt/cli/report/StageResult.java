@@ -35,11 +35,12 @@ public record StageResult(Stage stage, String configuration, String unavailable,
     /**
      * Single-stream speed, over the measured runs.
      *
+     * @param warmupRuns      runs before the measured ones (at least --warmup, and at least 3 s of them)
      * @param ttftMillis      time to the prompt's last logits (prefill of the fixed-length prompt)
      * @param prefillPerSecond prompt tokens per second
      * @param decodePerSecond greedy decode steps per second, one sequence
      */
-    public record Speed(Spread ttftMillis, Spread prefillPerSecond, Spread decodePerSecond) {
+    public record Speed(int warmupRuns, Spread ttftMillis, Spread prefillPerSecond, Spread decodePerSecond) {
         public Speed {
             Objects.requireNonNull(ttftMillis, "ttftMillis");
             Objects.requireNonNull(prefillPerSecond, "prefillPerSecond");

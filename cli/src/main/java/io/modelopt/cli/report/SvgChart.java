@@ -13,9 +13,9 @@ import java.util.function.ToDoubleFunction;
 public final class SvgChart {
     private SvgChart() {}
 
-    static final int PANEL_W = 420, PANEL_H = 400, TOP = 56, WIDTH = 3 * PANEL_W + 40, HEIGHT = TOP + PANEL_H + 24;
+    static final int PANEL_W = 420, PANEL_H = 430, TOP = 56, WIDTH = 3 * PANEL_W + 40, HEIGHT = TOP + PANEL_H + 24;
     /** Plot area inside a panel. */
-    private static final int PL = 70, PR = 62, PT = 52, PB = 88;
+    private static final int PL = 70, PR = 62, PT = 52, PB = 118;
     static final String WEIGHTS = "#4e79a7", KV = "#f28e2b", OTHER = "#bab0ac", DECODE = "#59a14f", TTFT = "#e15759", QUALITY = "#76b7b2";
 
     public static String write(Report report) {
@@ -193,13 +193,18 @@ public final class SvgChart {
         text(s, PL + plotW() / 2, y + 48, "middle", 12, "normal", "axis-label", "stage");
     }
 
+    /** Legend entries flowed left to right under the stage axis, wrapping at the panel's edge (about 6 px per character at 10 px). */
     private static void legend(StringBuilder s, String[] names, String[] colors) {
-        double y = PANEL_H - 28;
-        double x = 12;
+        double x = 12, y = PT + plotH() + 70, right = PANEL_W - 20;
         for (int i = 0; i < names.length; i++) {
-            double yy = y + (i / 2) * 14, xx = x + (i % 2) * 200;
-            if (colors[i] != null) rect(s, xx, yy - 9, 10, 10, colors[i], null);
-            text(s, xx + 14, yy, "start", 10, "normal", "legend", names[i]);
+            double w = (colors[i] != null ? 14 : 0) + names[i].length() * 6.0 + 14;
+            if (x > 12 && x + w > right) {
+                x = 12;
+                y += 15;
+            }
+            if (colors[i] != null) rect(s, x, y - 9, 10, 10, colors[i], null);
+            text(s, x + (colors[i] != null ? 14 : 0), y, "start", 10, "normal", "legend", names[i]);
+            x += w;
         }
     }
 

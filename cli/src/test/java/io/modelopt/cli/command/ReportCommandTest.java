@@ -45,19 +45,24 @@ class ReportCommandTest {
         assertEquals(0, r.code(), r.toString());
         assertTrue(r.out().contains("| 1 baseline "), r.out());
         assertTrue(r.out().contains("| 3 int4 "), r.out());
-        assertTrue(r.out().contains("Method: per stage 0 warm-up runs, then 1 measured runs"), r.out());
+        assertTrue(r.out().contains("Method: per stage no warm-up, then 1 measured runs"), r.out());
         assertTrue(r.out().contains("Rule: the fastest stage"), r.out());
-        assertTrue(r.out().contains("stage 2: not available: needs core's QuantizationSpec"), r.out());
+        assertTrue(r.out().contains("| 2 int8 "), r.out());
+        assertTrue(r.out().contains("stage 4: not available: needs the INT8 KV cache"), r.out());
         assertTrue(r.err().contains("stage 3 of 4 (int4): quantizing"), "progress names the stage and what it does:\n" + r.err());
         for (String f : List.of("report.md", "report.csv", "report.json", "report.svg")) assertTrue(Files.size(out.resolve(f)) > 0, f);
         assertEquals(Files.readString(out.resolve("report.json")), Files.readString(json));
         Map<String, Object> j = Json.parseObject(Files.readString(json));
         List<Map<String, Object>> stages = (List<Map<String, Object>>) j.get("stages");
         assertEquals(4, stages.size());
-        Map<String, Object> base = stages.get(0), int4 = stages.get(2);
+        Map<String, Object> base = stages.get(0), int8 = stages.get(1), int4 = stages.get(2);
         assertEquals(true, base.get("available"));
-        assertEquals(false, stages.get(1).get("available"));
+        assertEquals(true, int8.get("available"));
         assertEquals(true, int4.get("available"));
+        assertEquals(false, stages.get(3).get("available"));
+        double bpw8 = ((Number) int8.get("bits_per_weight")).doubleValue();
+        assertTrue(bpw8 < 16 && bpw8 > 8, "INT8 per channel with F16 embeddings kept (micro: a large share): " + bpw8);
+        assertTrue(((Number) int8.get("mean_kl_nats")).doubleValue() < ((Number) int4.get("mean_kl_nats")).doubleValue(), "INT8 closer than Q4_K_M");
         // Q4_K_M stores fewer bits than F16 and its distributions differ a little but not nothing
         double bpwBase = ((Number) base.get("bits_per_weight")).doubleValue(), bpw4 = ((Number) int4.get("bits_per_weight")).doubleValue();
         assertTrue(bpwBase > 15.9 && bpwBase < 16.5, "F16 with F32 norms: " + bpwBase);
@@ -75,17 +80,26 @@ class ReportCommandTest {
     }
 
     @Test
-    void withTextItReportsPerplexityAndItsChange() throws Exception {
+    @SuppressWarnings("unchecked")
+    void withTextItReportsPerplexityAndItsChangeAsThePerplexityCommandMeasuresIt() throws Exception {
         Path text = dir.resolve("text.txt");
         Files.writeString(text, "the quick brown fox jumps over the lazy dog and then runs far away into the woods. ".repeat(8));
         Path out = dir.resolve("out-text");
-        CliRun r = report("--model", model.toString(), "--stages", "1", "--text", text.toString(), "--max-ppl-increase", "1", "--out", out.toString());
+        CliRun r = report("--model", model.toString(), "--stages", "1,2", "--text", text.toString(), "--max-ppl-increase", "1", "--out", out.toString());
         assertEquals(0, r.code(), r.toString());
         assertTrue(r.out().contains("| PPL "), r.out());
         assertTrue(r.out().contains("+0.00 %"), r.out());
         Map<String, Object> j = Json.parseObject(Files.readString(out.resolve("report.json")));
-        @SuppressWarnings("unchecked") Map<String, Object> base = ((List<Map<String, Object>>) j.get("stages")).getFirst();
-        assertTrue(((Number) base.get("perplexity")).doubleValue() > 1);
+        List<Map<String, Object>> stages = (List<Map<String, Object>>) j.get("stages");
+        double base = ((Number) stages.get(0).get("perplexity")).doubleValue(), int8 = ((Number) stages.get(1).get("perplexity")).doubleValue();
+        double change = ((Number) stages.get(1).get("perplexity_change_percent")).doubleValue();
+        assertEquals((int8 / base - 1) * 100, change, 1e-9, "the change is against the baseline row's perplexity");
+        assertTrue(int8 != base, "INT8 changes the logits a little");
+        // the baseline's perplexity is modelopt perplexity's on the same text, context and windows
+        CliRun ppl = CliRun.of("perplexity", "--model", model.toString(), "--text", text.toString(), "--ctx", "16", "--chunks", "2", "--threads", "1");
+        assertEquals(0, ppl.code(), ppl.toString());
+        double expected = Double.parseDouble(ppl.lastLine().replace("perplexity:", "").trim());
+        assertEquals(expected, base, expected * 1e-4, ppl.lastLine());
     }
 
     @Test

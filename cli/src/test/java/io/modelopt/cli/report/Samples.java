@@ -11,7 +11,7 @@ final class Samples {
 
     /** A measured stage: decode median {@code decode} t/s, {@code totalMib} MiB in all, the given quality. */
     static StageResult stage(Stage stage, double decode, long totalMib, double kl, double top1, double ppl, double pplChange) {
-        StageResult.Speed speed = new StageResult.Speed(Spread.of(110, 100, 120), Spread.of(1000, 900, 1100),
+        StageResult.Speed speed = new StageResult.Speed(3, Spread.of(110, 100, 120), Spread.of(1000, 900, 1100),
                 Spread.of(decode * 0.98, decode, decode * 1.01));
         StageResult.Memory mem = new StageResult.Memory(totalMib * MIB - 12 * MIB, 8 * MIB, 4 * MIB, (totalMib + 100) * MIB, (totalMib + 90) * MIB);
         return new StageResult(stage, "configuration of " + stage.key(), null, speed, mem, 16.0 / stage.number(),
