@@ -1,17 +1,20 @@
-/** Quantizers (RTN, AWQ, GPTQ), calibration, layer policy, exporters (the quantization issue fills it). */
+/** Quantizers (RTN; AWQ and GPTQ next), layer policy, our INT formats, GGUF quantization, HF export and import. */
 module io.modelopt.quantization {
     requires transitive io.modelopt.core;
     exports io.modelopt.quantization;
     exports io.modelopt.quantization.gguf;
     exports io.modelopt.quantization.format;
     exports io.modelopt.quantization.rtn;
-
-    provides io.modelopt.core.kernel.WeightFormatProvider with io.modelopt.quantization.format.PackedIntFormatProvider;
-    provides io.modelopt.core.model.WeightBinder with io.modelopt.quantization.format.PackedIntBinder;
-
-    // the spec-driven quantizer, its layer policy and the GGUF exporter (helper q-spec)
+    exports io.modelopt.quantization.hf;
     exports io.modelopt.quantization.policy;
     exports io.modelopt.quantization.model;
+
+    provides io.modelopt.core.kernel.WeightFormatProvider with io.modelopt.quantization.format.PackedIntFormatProvider,
+            io.modelopt.quantization.hf.HfFormatProvider;
+    provides io.modelopt.core.model.WeightBinder with io.modelopt.quantization.format.PackedIntBinder,
+            io.modelopt.quantization.hf.HfQuantizedBinder;
     provides io.modelopt.core.spi.Quantizer with io.modelopt.quantization.model.RtnModelQuantizer;
-    provides io.modelopt.core.spi.ModelExporter with io.modelopt.quantization.model.GgufModelExporter;
+    provides io.modelopt.core.spi.ModelExporter with io.modelopt.quantization.model.GgufModelExporter,
+            io.modelopt.quantization.hf.AwqExporter, io.modelopt.quantization.hf.GptqExporter,
+            io.modelopt.quantization.hf.CompressedTensorsExporter;
 }

@@ -93,9 +93,10 @@ public final class HfModelSource implements ModelSource {
                 tensors.put(canonical, t.toTensorData(canonical));
                 fileNames.put(canonical, t.name());
             }
-            new WeightCheck(config.modelConfig(), checkpoint).verify(tensors, fileNames);
+            HfModelSource source = new HfModelSource(dir, config, checkpoint, tensors, fileNames);
+            new WeightCheck(config.modelConfig(), checkpoint, source).verify(tensors, fileNames);
             log.info("opened HF model {}: {}, {} tensors", dir, config.modelConfig().architecture(), tensors.size());
-            return new HfModelSource(dir, config, checkpoint, tensors, fileNames);
+            return source;
         } catch (RuntimeException e) {
             checkpoint.close();
             throw e;
@@ -142,8 +143,14 @@ public final class HfModelSource implements ModelSource {
 
     @Override public String toString() { return "HfModelSource[" + dir + ", " + config.modelConfig().architecture() + ", " + tensors.size() + " tensors]"; }
 
-    /** Presence and ggml-order shape of every weight the config implies. */
-    private record WeightCheck(ModelConfig c, SafetensorsCheckpoint checkpoint) {
+    /**
+     * Presence and ggml-order shape of every weight the config implies. A linear weight without a
+     * tensor of its own name may be stored as several tensors that a registered
+     * {@link io.modelopt.core.model.WeightBinder} binds (AWQ's {@code qweight}/{@code qzeros}/{@code scales},
+     * ...): it is bound here once, so a quantized checkpoint that does not agree with the config
+     * fails at open, naming the tensor, as a plain one does.
+     */
+    private record WeightCheck(ModelConfig c, SafetensorsCheckpoint checkpoint, HfModelSource source) {
         void verify(Map<String, TensorData> tensors, Map<String, String> fileNames) {
             long h = c.hiddenSize(), q = c.qDim(), kv = c.kvDim(), ff = c.intermediateSize(), v = c.vocabSize();
             expect(tensors, fileNames, "token_embd.weight", true, h, v);
@@ -168,6 +175,16 @@ public final class HfModelSource implements ModelSource {
 
         private void expect(Map<String, TensorData> tensors, Map<String, String> fileNames, String name, boolean required, long... shape) {
             TensorData t = tensors.get(name);
+            if (t == null && shape.length == 2) {
+                io.modelopt.core.kernel.WeightMatrix bound = io.modelopt.core.model.WeightBinders.bind(source, name);
+                if (bound != null) {
+                    if (bound.cols() != shape[0] || bound.rows() != shape[1]) {
+                        throw new ModelFormatException(checkpoint.path(), "weight '" + TensorNames.toHfOrSelf(name) + "' (" + name + ") binds as " + bound.rows()
+                                + " rows of " + bound.cols() + " columns but the config implies " + shape[1] + " rows of " + shape[0]);
+                    }
+                    return;
+                }
+            }
             if (t == null) {
                 if (required) {
                     throw new ModelFormatException(checkpoint.path(), "missing tensor '" + TensorNames.toHfOrSelf(name) + "' (" + name + ") required by the config");

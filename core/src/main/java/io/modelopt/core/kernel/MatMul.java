@@ -1,5 +1,7 @@
 package io.modelopt.core.kernel;
 
+import java.lang.foreign.MemorySegment;
+
 
 /**
  * {@code out[t*rows + r] = Σ_k W[r][k] · x[t*cols + k]} for all tokens t of a batch: a GEMM that
@@ -85,7 +87,8 @@ public final class MatMul {
 
     /** Whether two matrices take the same path for any token count (so that fusing them changes no result). */
     private static boolean alike(WeightMatrix a, WeightMatrix b) {
-        return a.cols() == b.cols() && a.type() == b.type() && a.isRepacked() == b.isRepacked() && (a.rows() >= Gemm.ROWS) == (b.rows() >= Gemm.ROWS);
+        return a.cols() == b.cols() && a.type() == b.type() && a.format() == b.format() && a.isRepacked() == b.isRepacked()
+                && a.isTranscoded() == b.isTranscoded() && (a.rows() >= Gemm.ROWS) == (b.rows() >= Gemm.ROWS);
     }
 
     /** One pool call over the rows of {@code w0} (and {@code w1}, {@code w2} when not null: same format and width, outputs unstrided). */
@@ -96,7 +99,9 @@ public final class MatMul {
         int minRows = Math.min(w0.rows(), Math.min(w1 == null ? Integer.MAX_VALUE : w1.rows(), w2 == null ? Integer.MAX_VALUE : w2.rows()));
         boolean gemm = mode == KernelMode.VECTOR && nTokens >= Gemm.MIN_TOKENS && minRows >= Gemm.ROWS && kernel.decodesForGemm();
         // repacked matrices: the decode kernels, or the GEMM over panels decoded from the copy
-        boolean packed = mode == KernelMode.VECTOR && w0.isInterleaved() && (!gemm || (Gemm.FROM_COPY && w0.repacking().gemmReadsCopy()));
+        // (a transcoded matrix has only the copy: its stored tensors are not in the target's blocks)
+        boolean packed = mode == KernelMode.VECTOR && w0.isInterleaved()
+                && (!gemm || w0.isTranscoded() || (Gemm.FROM_COPY && w0.repacking().gemmReadsCopy()));
         // re-encoded F16 (RebiasedF16): its one-token kernel reads the activations pre-scaled
         boolean scaleForF16 = kernel.wantsScaledF16Activations() && w0.isRepacked() && !gemm && nTokens == 1;
         int grain = packed ? w0.packedGroupRows() : gemm ? Gemm.ROWS : ROW_GRAIN;
@@ -104,6 +109,7 @@ public final class MatMul {
         call.set(kernel, x, xOffset, xStride, nTokens, w0.cols(), gemm, packed, packed && !gemm && w0.repacking().wantsQ4Multipliers(), grain, pool.threads(),
                 mode == KernelMode.VECTOR, scaleForF16);
         call.activations.prepareQ4K(packed && !gemm && w0.repacking().wantsQ4KMultipliers());
+        if (packed && w0.isTranscoded()) call.sumGroups(w0.affine(), x, xOffset, xStride, nTokens, w0.cols());
         call.add(w0, out0, outOffset, outStride);
         if (w1 != null) call.add(w1, out1, 0, w1.rows());
         if (w2 != null) call.add(w2, out2, 0, w2.rows());
@@ -133,7 +139,7 @@ public final class MatMul {
 
     /** The kernel for a weight's format ({@link WeightFormat#kernel}). Vector kernels are only loaded in {@link KernelMode#VECTOR}. */
     static FormatKernel kernel(KernelMode mode, WeightMatrix w) {
-        return w.format().kernel(mode);
+        return w.kernelFormat(mode).kernel(mode);
     }
 
     /** Row groups a repacked matrix's kernel takes per pass: several for a one-token call ({@link Repacking#decodeGroups}), one otherwise. */
@@ -183,6 +189,7 @@ public final class MatMul {
                     } else {
                         w.repacking().compute(w.packed(), nb, activations, r0 / grain, split / grain, out, outOffset, outStride, sc);
                     }
+                    if (w.isTranscoded()) applyAffine(w.affine(), w.cols(), out, outOffset, outStride, r0, split);
                 }
                 int tail = Math.max(r0, split);
                 if (tail < r1) {
@@ -223,6 +230,46 @@ public final class MatMul {
         }
 
         int units() { return unitEnds[count - 1]; }
+
+        /** Per token, the sums of the F32 activations over each offset group (a transcoded matrix's offsets multiply them). */
+        float[] groupSums = new float[0];
+        int sumGroups, sumTokens;
+
+        void sumGroups(WeightMatrix.Affine affine, float[] x, int xOffset, int xStride, int nTokens, int cols) {
+            sumGroups = affine.groups(cols);
+            sumTokens = nTokens;
+            if (sumGroups == 0) return;
+            int need = nTokens * sumGroups, g = affine.group();
+            if (groupSums.length < need) groupSums = new float[need];
+            for (int t = 0; t < nTokens; t++) {
+                int base = xOffset + t * xStride;
+                for (int j = 0; j < sumGroups; j++) {
+                    float s = 0;
+                    for (int k = base + j * g, end = k + g; k < end; k++) s += x[k];
+                    groupSums[t * sumGroups + j] = s;
+                }
+            }
+        }
+
+        /** {@code out = rowScale·out + Σ_g offset[r][g]·groupSum[t][g]} for rows {@code [r0, r1)} of every token ({@link Transcoding}). */
+        void applyAffine(WeightMatrix.Affine affine, int cols, float[] out, int outOffset, int outStride, int r0, int r1) {
+            MemorySegment scales = affine.rowScales(), offsets = affine.offsets();
+            int groups = sumGroups;
+            for (int t = 0; t < sumTokens; t++) {
+                int o = outOffset + t * outStride, sOff = t * groups;
+                for (int r = r0; r < r1; r++) {
+                    float v = out[o + r];
+                    if (scales != null) v *= scales.get(TranscodedCopy.F32, 4L * r);
+                    if (offsets != null) {
+                        long base = 4L * r * groups;
+                        float c = 0;
+                        for (int j = 0; j < groups; j++) c += offsets.get(TranscodedCopy.F32, base + 4L * j) * groupSums[sOff + j];
+                        v += c;
+                    }
+                    out[o + r] = v;
+                }
+            }
+        }
 
         /** Drops references to the caller's arrays and weights so they are not kept alive by the thread. */
         void clear() {

@@ -33,7 +33,10 @@ public interface Transcoding {
     /** Weights per offset (a multiple of 32 dividing the columns), or 0 when there are no offsets. */
     default int offsetGroupSize() { return 0; }
 
-    /** Row {@code row}'s {@code cols / offsetGroupSize()} offsets into {@code dst[0 ..]}. */
+    /** Weights per offset in {@code w} (e.g. its whole row for a per-channel zero point); by default {@link #offsetGroupSize()}. */
+    default int offsetGroupSize(WeightMatrix w) { return offsetGroupSize(); }
+
+    /** Row {@code row}'s {@code cols / offsetGroupSize(w)} offsets into {@code dst[0 ..]}. */
     default void rowOffsets(WeightMatrix w, int row, float[] dst) {
         throw new UnsupportedOperationException("no offsets");
     }

@@ -29,17 +29,35 @@ public final class WeightMatrix {
      * ({@link InterleavedQ4_0}, {@link InterleavedQ8_0}), for F16 every row re-encoded ({@link RebiasedF16}).
      */
     private final MemorySegment packed;
+    /**
+     * For a matrix transcoded at load ({@link Transcoding}): the affine terms beside the target's
+     * interleaved copy in {@link #packed}; null otherwise.
+     */
+    private final Affine affine;
 
-    private WeightMatrix(WeightFormat format, TensorData t, List<TensorData> parts, MemorySegment packed) {
-        this(format, t, parts, packed, t.rowLength(), t.rows());
+    /**
+     * The per-row scales (F32, one per row, or null) and per-group offsets (F32, {@code rows × groups}
+     * row-major, or null; {@code group} weights each) of a transcoded matrix.
+     */
+    record Affine(WeightFormat target, MemorySegment rowScales, MemorySegment offsets, int group) {
+        int groups(int cols) { return offsets == null ? 0 : cols / group; }
+
+        long byteSize() {
+            return (rowScales == null ? 0 : rowScales.byteSize()) + (offsets == null ? 0 : offsets.byteSize());
+        }
     }
 
-    private WeightMatrix(WeightFormat format, TensorData t, List<TensorData> parts, MemorySegment packed, long c, long r) {
+    private WeightMatrix(WeightFormat format, TensorData t, List<TensorData> parts, MemorySegment packed) {
+        this(format, t, parts, packed, t.rowLength(), t.rows(), null);
+    }
+
+    private WeightMatrix(WeightFormat format, TensorData t, List<TensorData> parts, MemorySegment packed, long c, long r, Affine affine) {
         this.format = format;
         this.tensor = t;
         this.parts = parts;
         this.data = t.data();
         this.packed = packed;
+        this.affine = affine;
         if (c > Integer.MAX_VALUE || r > Integer.MAX_VALUE || c * r > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("tensor " + t.name() + " is too large for a weight matrix: " + t);
         }
@@ -80,7 +98,7 @@ public final class WeightMatrix {
     public static WeightMatrix of(WeightFormat format, int rows, int cols, TensorData main, TensorData... parts) {
         Objects.requireNonNull(format, "format");
         if (rows < 1 || cols < 1) throw new IllegalArgumentException("weight " + main.name() + ": " + rows + " rows of " + cols + " columns");
-        return new WeightMatrix(format, main, List.of(parts), null, cols, rows);
+        return new WeightMatrix(format, main, List.of(parts), null, cols, rows, null);
     }
 
     /** The weight's format. */
@@ -115,24 +133,50 @@ public final class WeightMatrix {
     }
 
     /** Bytes this matrix holds beyond the tensor's own (a load-time repacked copy); 0: weights are read in place. */
-    public long residentBytes() { return packed == null ? 0 : packed.byteSize(); }
+    public long residentBytes() { return packed == null ? 0 : packed.byteSize() + (affine == null ? 0 : affine.byteSize()); }
 
     /** Whether this matrix has a repacked copy ({@link #repacked}). */
     public boolean isRepacked() { return packed != null; }
 
     /** Whether the copy interleaves rows (read by its layout's group kernels), not re-encoded rows read by the format's kernel. */
-    boolean isInterleaved() { return packed != null && format.repacking().interleaved(); }
+    boolean isInterleaved() { return packed != null && repacking().interleaved(); }
 
-    /** The format's repacked layout, or null. */
-    Repacking repacking() { return format.repacking(); }
+    /** The repacked layout the kernels read: the format's own, or for a transcoded matrix its target's; or null. */
+    Repacking repacking() { return affine != null ? affine.target().repacking() : format.repacking(); }
+
+    /** Whether this matrix was rewritten into a core format's interleaved copy ({@link Transcoding}). */
+    public boolean isTranscoded() { return affine != null; }
+
+    /** The transcoded matrix's affine terms, or null. */
+    Affine affine() { return affine; }
+
+    /**
+     * The format whose kernels run this matrix in {@code mode}: a transcoded matrix's target in
+     * vector mode, else its own format.
+     */
+    WeightFormat kernelFormat(KernelMode mode) {
+        return affine != null && mode == KernelMode.VECTOR ? affine.target() : format;
+    }
 
     /**
      * Whether {@link #repacked} would make a copy: the format has a repacked layout that applies to
-     * this shape ({@link #repacked} may still leave it in place, see {@link RebiasedF16}).
+     * this shape ({@link #repacked} may still leave it in place, see {@link RebiasedF16}), or it
+     * transcodes into one ({@link Transcoding}) and the shape is whole groups of that layout's rows.
      */
     public boolean canRepack() {
+        if (packed != null) return false;
         Repacking r = format.repacking();
-        return packed == null && r != null && r.applies(rows, cols);
+        if (r != null) return r.applies(rows, cols);
+        return transcodes();
+    }
+
+    private boolean transcodes() {
+        Transcoding t = format.transcoding();
+        if (t == null || !t.applies(this)) return false;
+        Repacking r = t.target().repacking();
+        if (r == null || !r.interleaved() || !r.applies(rows, cols) || rows % r.groupRows() != 0) return false;
+        int g = t.offsetGroupSize(this);
+        return g == 0 || (g % 32 == 0 && cols % g == 0);
     }
 
     /**
@@ -168,6 +212,7 @@ public final class WeightMatrix {
      */
     public WeightMatrix repacked(SegmentAllocator allocator, ComputePool pool) {
         if (!canRepack()) return this;
+        if (format.repacking() == null) return TranscodedCopy.make(this, allocator, pool);
         Repacking layout = format.repacking();
         int groups = rows / layout.groupRows();
         boolean[] unrepresentable = {false}; // written by the pool's threads, read after its join
@@ -182,7 +227,7 @@ public final class WeightMatrix {
         ComputePool.RangeTask fill = (g0, g1, worker) -> layout.pack(this, dst, g0, g1);
         if (pool == null) fill.run(0, groups, 0);
         else pool.parallelFor(groups, fill);
-        return new WeightMatrix(format, tensor, parts, dst, cols, rows);
+        return new WeightMatrix(format, tensor, parts, dst, cols, rows, null);
     }
 
     /** Alignment of a repacked copy (a cache line; the records are multiples of it). */
@@ -191,7 +236,13 @@ public final class WeightMatrix {
     /** Bytes of the copy {@link #repacked} makes; 0 when {@link #canRepack()} is false. */
     public long repackBytes() {
         if (!canRepack()) return 0;
+        if (format.repacking() == null) return TranscodedCopy.bytes(this);
         return format.repacking().packedBytes(rows, cols);
+    }
+
+    /** This matrix with a transcoded copy and its affine terms (made by {@link TranscodedCopy}). */
+    WeightMatrix withTranscodedCopy(MemorySegment copy, Affine terms) {
+        return new WeightMatrix(format, tensor, parts, copy, cols, rows, terms);
     }
 
     /**
@@ -204,6 +255,13 @@ public final class WeightMatrix {
      */
     public long unloadCopiedSource() {
         // (F16 panels always come from the copy; -Dmodelopt.gemm.fromCopy only concerns the interleaved formats)
+        if (affine != null) {
+            // every kernel reads the copy; only dequantizeRow (an embedding lookup of a tied matrix) reads the stored tensors again
+            long n = 0;
+            if (data.isMapped()) { data.unload(); n += data.byteSize(); }
+            for (TensorData p : parts) if (p.data().isMapped()) { p.data().unload(); n += p.byteSize(); }
+            return n;
+        }
         if (packed == null || (isInterleaved() && !(Gemm.FROM_COPY && format.repacking().gemmReadsCopy())) || !data.isMapped()) return 0;
         long copied = (long) packedRows() * rowBytes;
         data.asSlice(0, copied).unload();
@@ -217,7 +275,7 @@ public final class WeightMatrix {
 
     /** Rows per group of the repacked layout (the row grain of its kernel; 1 for F16, whose copy keeps the rows). */
     int packedGroupRows() {
-        Repacking r = format.repacking();
+        Repacking r = repacking();
         return r == null ? 1 : r.groupRows();
     }
 

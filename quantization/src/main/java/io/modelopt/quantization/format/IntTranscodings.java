@@ -121,15 +121,19 @@ final class IntTranscodings {
 
         @Override public int offsetGroupSize() {
             if (scheme.symmetric()) return 0;
-            // Per channel the group is the whole row, whose length this per-format hook is not told:
-            // the row's one offset is repeated in every 32-weight block instead (cols/32 offsets a row).
+            // without the matrix, per channel: the row's one offset repeated in every 32-weight block
             return scheme.groupSize() == IntScheme.PER_CHANNEL ? BLOCK : scheme.groupSize();
+        }
+
+        @Override public int offsetGroupSize(WeightMatrix w) {
+            if (scheme.symmetric()) return 0;
+            return scheme.groupSize(w.cols()); // per channel: one offset per row
         }
 
         @Override public void rowOffsets(WeightMatrix w, int row, float[] dst) {
             if (scheme.symmetric()) throw new UnsupportedOperationException(scheme + ": symmetric, no offsets");
             IntRow r = scratch.read(layout, w, row);
-            int ogs = offsetGroupSize(), gs = r.groupSize;
+            int ogs = offsetGroupSize(w), gs = r.groupSize;
             for (int i = 0; i < w.cols() / ogs; i++) {
                 int g = i * ogs / gs;
                 // −d·(z − bias), written d·(bias − z): the same exact product (see the class comment)

@@ -65,7 +65,7 @@ class IntFormatsTest {
                 GgmlType targetType = s.bits() == 8 ? GgmlType.Q8_0 : GgmlType.Q4_0;
                 assertSame(WeightFormats.forFileType(targetType).orElseThrow(), t.target());
                 assertEquals(s.scaleType() == IntScheme.ScaleType.F32, t.rowScaled());
-                int ogs = t.offsetGroupSize();
+                int ogs = t.offsetGroupSize(w);
                 assertEquals(s.symmetric(), ogs == 0, "offsets exactly when asymmetric");
                 if (ogs > 0) assertEquals(0, cols % ogs);
 

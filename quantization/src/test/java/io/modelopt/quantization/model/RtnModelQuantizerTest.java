@@ -114,6 +114,18 @@ class RtnModelQuantizerTest {
     }
 
     @Test
+    void aHuggingFaceDirectoryQuantizesAndKeepsItsTensorNames() {
+        try (OptimizedModel m = ModelOptimizer.load(Fixtures.storiesHf()).withThreads(1).quantize(QuantizationSpec.RTN_INT8).build()) {
+            ModelDescription.Tensor q = m.describe().tensors().stream().filter(t -> t.name().equals("blk.0.attn_q.weight")).findFirst().orElseThrow();
+            assertEquals("INT8_CHANNEL_SYM", q.weightFormat());
+            assertEquals("model.layers.0.self_attn.q_proj.weight", q.fileName());
+            assertTrue(!m.generate("Once upon a time", 8).isBlank());
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> m.export(tmp.resolve("s.gguf"), "gguf"));
+            assertTrue(e.getMessage().contains("read from a GGUF file"), e.getMessage());
+        }
+    }
+
+    @Test
     void anAlreadyQuantizedInputIsRefused() {
         try (ModelOptimizer m = ModelOptimizer.load(Fixtures.brownGguf("q4_0")).quantize(QuantizationSpec.RTN_INT4)) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, m::build);
