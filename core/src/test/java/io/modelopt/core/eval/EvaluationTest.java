@@ -136,7 +136,7 @@ class EvaluationTest {
 
         String table = r.table().render();
         List<String> lines = table.lines().toList();
-        assertEquals(2 + 5 + 2 + 4, lines.size(), table);
+        assertEquals(2 + 5 + 2 + 5, lines.size(), table);
         int width = lines.getFirst().length();
         for (String l : lines) assertEquals(width, l.length(), "aligned columns:\n" + table);
         assertTrue(table.contains(EvaluationTable.ppl(r.base().llamaCpp())), table);
