@@ -20,11 +20,13 @@ public record Recommendation(String rule, Optional<Stage> chosen, String chosenC
         verdicts = List.copyOf(verdicts);
     }
 
+    /** Chooses among {@code results}; quality was measured on a text when any stage has a perplexity. */
     public static Recommendation choose(List<StageResult> results, Bounds bounds) {
+        boolean onText = results.stream().anyMatch(r -> r.available() && r.quality().hasPerplexity());
         List<StageResult> meeting = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         for (StageResult r : results) {
-            String why = violation(r, bounds);
+            String why = violation(r, bounds, onText);
             failures.add(why);
             if (why == null) meeting.add(r);
         }
@@ -45,11 +47,11 @@ public record Recommendation(String rule, Optional<Stage> chosen, String chosenC
                         Format.number(mine), best.get().stage().number(), Format.number(b))));
             }
         }
-        return new Recommendation(bounds.describe(), best.map(StageResult::stage), best.map(StageResult::configuration).orElse(null), verdicts);
+        return new Recommendation(bounds.describe(onText), best.map(StageResult::stage), best.map(StageResult::configuration).orElse(null), verdicts);
     }
 
     /** Why {@code r} does not meet {@code bounds}, or null when it does. */
-    static String violation(StageResult r, Bounds bounds) {
+    static String violation(StageResult r, Bounds bounds, boolean onText) {
         if (!r.available()) return "not available: " + r.unavailable();
         List<String> why = new ArrayList<>();
         if (bounds.hasMemoryBound() && r.memory().totalBytes() > bounds.memoryBudgetBytes()) {
@@ -69,7 +71,7 @@ public record Recommendation(String rule, Optional<Stage> chosen, String chosenC
         }
         if (bounds.usesDefaultQualityRule()) {
             if (!(kl <= Bounds.DEFAULT_MAX_KL)) why.add("mean KL " + Format.kl(kl) + " > " + Format.number(Bounds.DEFAULT_MAX_KL) + " nats");
-            if (!(q.top1Agreement() >= Bounds.DEFAULT_MIN_TOP1)) {
+            if (onText && !(q.top1Agreement() >= Bounds.DEFAULT_MIN_TOP1)) {
                 why.add(String.format(Locale.ROOT, "top-1 agreement %.1f %% < %.0f %%", 100 * q.top1Agreement(), 100 * Bounds.DEFAULT_MIN_TOP1));
             }
         }

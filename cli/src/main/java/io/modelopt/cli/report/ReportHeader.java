@@ -26,7 +26,8 @@ public record ReportHeader(String model, long parameters, int promptTokens, int 
                 + "%d-token prompt as one batch (TTFT = time to its last logits) and then decodes %d tokens greedily, one sequence "
                 + "(\"sequential\": requests served one at a time); KV cache cleared between runs.", warm, runs, promptTokens, genTokens));
         l.add("Memory: weights, KV and other (activations, scratch) as the runner accounts them; RSS sampled from /proc/self/status "
-                + "while the stage loads and runs (peak) and during the measured runs (steady, median). One process runs every stage in turn.");
+                + "while the stage loads and runs (peak) and during the measured runs (steady, median). One process runs every stage in turn; "
+                + "between stages the freed memory is returned to the OS (GC and malloc_trim).");
         l.add("Quality: against the baseline on " + evaluation + ".");
         l.add(String.format(Locale.ROOT, "Machine: %s; %d threads; %s; kernels %s%s; %s.", cpu, threads, jdk, kernels,
                 vectorBits > 0 ? " at " + vectorBits + " bits" : "", date));

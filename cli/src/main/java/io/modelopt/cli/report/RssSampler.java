@@ -60,8 +60,9 @@ final class RssSampler implements AutoCloseable {
         }
     }
 
-    /** A stage starts: forget the last peak (and reset the kernel's). */
+    /** A stage starts: return what the last one freed to the OS, then forget the last peak (and reset the kernel's). */
     synchronized void beginStage() {
+        NativeMemory.release();
         peak = -1;
         steady = false;
         steadySamples.clear();

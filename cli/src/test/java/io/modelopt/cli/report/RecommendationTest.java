@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
 
 class RecommendationTest {
     @Test
-    void withoutBoundsTheDefaultRuleTakesTheFastestStageWithSmallKlAndHighTop1() {
-        Recommendation r = Recommendation.choose(fourStages(false), Bounds.NONE);
+    void withoutBoundsTheDefaultRuleTakesTheFastestStageWithSmallKlAndOnATextHighTop1() {
+        Recommendation r = Recommendation.choose(fourStages(true), Bounds.NONE);
         assertEquals(Optional.of(Stage.INT4), r.chosen());
         assertTrue(r.rule().contains("mean KL <= 0.0500 nats and top-1 agreement >= 90 %"), r.rule());
         assertTrue(verdict(r, Stage.BASELINE).orElseThrow().reason().contains("slower"), r.lines().toString());
@@ -24,12 +24,22 @@ class RecommendationTest {
 
     @Test
     void theDefaultRuleRejectsAFastStageThatDisagreesWithTheBaseline() {
-        List<StageResult> s = List.of(stage(Stage.BASELINE, 40, 300, 0, 1, Double.NaN, Double.NaN),
-                stage(Stage.INT4, 110, 100, 0.2, 0.80, Double.NaN, Double.NaN));
+        List<StageResult> s = List.of(stage(Stage.BASELINE, 40, 300, 0, 1, 20, 0), stage(Stage.INT4, 110, 100, 0.2, 0.80, 22, 10));
         Recommendation r = Recommendation.choose(s, Bounds.NONE);
         assertEquals(Optional.of(Stage.BASELINE), r.chosen());
         String why = verdict(r, Stage.INT4).orElseThrow().reason();
         assertTrue(why.contains("mean KL 0.2000 > 0.0500 nats") && why.contains("top-1 agreement 80.0 % < 90 %"), why);
+    }
+
+    @Test
+    void onRandomTokensTheDefaultRuleLooksAtKlOnly() {
+        // a random-weight model: small KL, yet the near-flat distributions' first tokens differ
+        List<StageResult> s = List.of(stage(Stage.BASELINE, 12, 270, 0, 1, Double.NaN, Double.NaN),
+                stage(Stage.INT4, 65, 150, 0.026, 0.30, Double.NaN, Double.NaN), stage(Stage.INT8, 48, 190, 0.06, 0.92, Double.NaN, Double.NaN));
+        Recommendation r = Recommendation.choose(s, Bounds.NONE);
+        assertEquals(Optional.of(Stage.INT4), r.chosen());
+        assertTrue(r.rule().contains("top-1 agreement is not used on random tokens"), r.rule());
+        assertEquals("mean KL 0.0600 > 0.0500 nats", verdict(r, Stage.INT8).orElseThrow().reason());
     }
 
     @Test
