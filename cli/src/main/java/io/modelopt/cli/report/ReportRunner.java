@@ -144,12 +144,17 @@ public final class ReportRunner {
     }
 
     /**
-     * Options for evaluation: {@link RunnerOptions}' default batch limits, as {@code modelopt
-     * perplexity} and core's EvaluationModels bind models, so the windows are batched alike and the
-     * numbers equal those commands'.
+     * Options for evaluation. On a text: {@link RunnerOptions}' default batch limits, as {@code
+     * modelopt perplexity} and core's EvaluationModels bind models, so the windows are batched
+     * alike and the numbers equal those commands'. On random tokens: one window per batch, whose
+     * logits buffers are a quarter the size; they live on the Java heap, whose pages stay
+     * resident after use and would count in every later stage's RSS (small125m with the default
+     * limits: +250 MiB from stage 2 on).
      */
-    private static RunnerOptions evalOptions(KvDtype kv, int context, ComputePool pool) {
-        return RunnerOptions.builder().computePool(pool).kvDtype(kv).contextLength(context).build();
+    private static RunnerOptions evalOptions(KvDtype kv, int context, ComputePool pool, boolean text) {
+        RunnerOptions.Builder b = RunnerOptions.builder().computePool(pool).kvDtype(kv).contextLength(context);
+        if (!text) b.maxBatchTokens(context).maxLogitsRows(context);
+        return b.build();
     }
 
     private StageResult.Speed timeRuns(ModelRunner runner, KvCache cache, ModelConfig config, RssSampler rss) {
@@ -186,15 +191,15 @@ public final class ReportRunner {
         try (ComputePool pool = new ComputePool(options.threads())) {
             if (stage == Stage.BASELINE) {
                 if (eval.fromText()) {
-                    try (ModelRunner runner = backend.load(m.source(), evalOptions(m.kvDtype(), ctx, pool))) {
+                    try (ModelRunner runner = backend.load(m.source(), evalOptions(m.kvDtype(), ctx, pool, eval.fromText()))) {
                         basePerplexity[0] = Perplexity.evaluate(runner, eval.tokens(), eval.protocol(), progress.as("perplexity (windows)")).perplexity();
                     }
                 }
                 return StageResult.Quality.reference(eval.positions(), basePerplexity[0]);
             }
             try (ModelSource base = StageModels.openFile(model);
-                 ModelRunner baseRunner = backend.load(base, evalOptions(KvDtype.F16, ctx, pool));
-                 ModelRunner test = backend.load(m.source(), evalOptions(m.kvDtype(), ctx, pool))) {
+                 ModelRunner baseRunner = backend.load(base, evalOptions(KvDtype.F16, ctx, pool, eval.fromText()));
+                 ModelRunner test = backend.load(m.source(), evalOptions(m.kvDtype(), ctx, pool, eval.fromText()))) {
                 if (!eval.fromText()) {
                     KlDivergence.Result kl = KlDivergence.compare(baseRunner, test, eval.tokens(), eval.protocol(), progress.as("KL vs baseline (windows)"));
                     return new StageResult.Quality(kl.positions(), kl.meanKl(), kl.maxKl(), kl.top1Agreement(), Double.NaN, Double.NaN);
