@@ -7,6 +7,7 @@ import io.modelopt.cli.command.GenerateCommand;
 import io.modelopt.cli.command.InspectCommand;
 import io.modelopt.cli.command.PerplexityCommand;
 import io.modelopt.cli.command.QuantizeCommand;
+import io.modelopt.cli.command.ReportCommand;
 import io.modelopt.cli.command.SynthCommand;
 import io.modelopt.cli.command.TokenizeCommand;
 import io.modelopt.core.ModelFormatException;
@@ -23,7 +24,7 @@ public final class Main {
 
     static List<Command> commands() {
         return List.of(new InspectCommand(), new TokenizeCommand(), new GenerateCommand(), new PerplexityCommand(),
-                new SynthCommand(), new BenchCommand(), new QuantizeCommand(), new EvaluateCommand());
+                new SynthCommand(), new BenchCommand(), new QuantizeCommand(), new EvaluateCommand(), new ReportCommand());
     }
 
     public static void main(String[] args) {

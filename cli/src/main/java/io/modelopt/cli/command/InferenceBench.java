@@ -13,30 +13,31 @@ import java.util.SplittableRandom;
  * One measured generation, as llama-bench's pp/tg tests but in one pass: the prompt prefilled as
  * a single batch (time to the last prompt token's logits = time to first token), then greedy
  * decode steps, each feeding back the argmax of the previous logits. The KV cache is cleared
- * before each run and reused, so runs allocate no cache.
+ * before each run and reused, so runs allocate no cache. Public for the report (io.modelopt.cli.report),
+ * which measures every stage exactly as {@code bench} does.
  */
-final class InferenceBench {
+public final class InferenceBench {
     private InferenceBench() {}
 
     private static final com.sun.management.ThreadMXBean THREADS = threadBean();
 
     /** Times of one run, and the heap bytes all threads allocated during the decode steps (-1 if unknown). */
-    record Run(long prefillNanos, int promptTokens, long decodeNanos, int decodeSteps, long decodeAllocatedBytes) {
-        double ttftMillis() { return prefillNanos / 1e6; }
+    public record Run(long prefillNanos, int promptTokens, long decodeNanos, int decodeSteps, long decodeAllocatedBytes) {
+        public double ttftMillis() { return prefillNanos / 1e6; }
 
-        double prefillTokensPerSecond() { return promptTokens / (prefillNanos / 1e9); }
+        public double prefillTokensPerSecond() { return promptTokens / (prefillNanos / 1e9); }
 
-        double decodeTokensPerSecond() { return decodeSteps == 0 ? Double.NaN : decodeSteps / (decodeNanos / 1e9); }
+        public double decodeTokensPerSecond() { return decodeSteps == 0 ? Double.NaN : decodeSteps / (decodeNanos / 1e9); }
 
         /** Heap bytes allocated per decode step by all threads, or -1 when the JVM cannot count them. */
-        double decodeAllocatedBytesPerToken() {
+        public double decodeAllocatedBytesPerToken() {
             return decodeAllocatedBytes < 0 || decodeSteps == 0 ? -1 : decodeAllocatedBytes / (double) decodeSteps;
         }
     }
 
     /** Median, minimum and maximum of some measurements. */
-    record Stats(double median, double min, double max, double[] values) {
-        static Stats of(List<Run> runs, java.util.function.ToDoubleFunction<Run> f) {
+    public record Stats(double median, double min, double max, double[] values) {
+        public static Stats of(List<Run> runs, java.util.function.ToDoubleFunction<Run> f) {
             double[] v = runs.stream().mapToDouble(f).toArray();
             double[] s = v.clone();
             Arrays.sort(s);
@@ -50,7 +51,7 @@ final class InferenceBench {
      * A prompt of {@code n} token ids drawn uniformly from the vocabulary with a fixed seed, starting
      * with BOS when the model has one (llama-bench's prompt: BOS, then {@code rand() % n_vocab}).
      */
-    static int[] prompt(int n, int vocabSize, int bos, long seed) {
+    public static int[] prompt(int n, int vocabSize, int bos, long seed) {
         SplittableRandom r = new SplittableRandom(seed);
         int[] ids = new int[n];
         for (int i = 0; i < n; i++) ids[i] = i == 0 && bos >= 0 ? bos : r.nextInt(vocabSize);
@@ -62,7 +63,7 @@ final class InferenceBench {
      * {@code decodeSteps} greedy steps. Returns the times; {@code generated} (if not null) receives
      * the greedy tokens: the prefill's prediction then each step's.
      */
-    static Run run(ModelRunner runner, KvCache cache, Batch prompt, int decodeSteps, int[] generated) {
+    public static Run run(ModelRunner runner, KvCache cache, Batch prompt, int decodeSteps, int[] generated) {
         cache.clear(0);
         Batch.Builder step = Batch.builder(1);
         long t0 = System.nanoTime();

@@ -18,7 +18,7 @@ import java.util.TreeSet;
  * the weights are used in place from the page cache (mapped Rss ≈ weight bytes, RSS not twice
  * that) or copied. Elsewhere (no {@code /proc}) every figure is empty.
  */
-final class ProcessMemory {
+public final class ProcessMemory {
     private static final Path STATUS = Path.of("/proc/self/status");
     private static final Path SMAPS = Path.of("/proc/self/smaps");
 
@@ -28,14 +28,14 @@ final class ProcessMemory {
      * Peak resident set size in bytes: {@code VmHWM}, or the current RSS when that is higher (the
      * kernel updates the high-water mark lazily, so a fresh VmRSS can exceed it).
      */
-    static OptionalLong peakRss() {
+    public static OptionalLong peakRss() {
         OptionalLong hwm = statusField("VmHWM:"), now = rss();
         if (hwm.isEmpty()) return now;
         return OptionalLong.of(Math.max(hwm.getAsLong(), now.orElse(0)));
     }
 
     /** Current resident set size in bytes ({@code VmRSS}). */
-    static OptionalLong rss() { return statusField("VmRSS:"); }
+    public static OptionalLong rss() { return statusField("VmRSS:"); }
 
     private static OptionalLong statusField(String name) {
         if (!Files.isReadable(STATUS)) return OptionalLong.empty();
