@@ -46,7 +46,7 @@ public final class HfQuantizedBinder implements WeightBinder {
         Optional<HfQuantizationConfig.Target> target = qc.get().target(module);
         if (target.isEmpty()) return null;
         int[] inOut = inOut(source.config(), weightName);
-        Linear l = new Linear(source, configFile, module, inOut[0], inOut[1], target.get());
+        Linear l = new Linear(source, configFile, module, weightName, inOut[0], inOut[1], target.get());
         return switch (target.get().kind()) {
             case AWQ_GEMM -> l.awq();
             case GPTQ, GPTQ_V2 -> l.gptq();
@@ -71,8 +71,13 @@ public final class HfQuantizedBinder implements WeightBinder {
     }
 
     /** One linear's tensors and the checks on them. */
-    private record Linear(ModelSource source, Path configFile, String module, int in, int out, HfQuantizationConfig.Target t) {
-        TensorData opt(String suffix) { return source.tensors().get(module + "." + suffix); }
+    private record Linear(ModelSource source, Path configFile, String module, String weightName, int in, int out, HfQuantizationConfig.Target t) {
+        TensorData opt(String suffix) {
+            TensorData t = source.tensors().get(module + "." + suffix);
+            // the int8 `weight` itself is kept under its canonical (GGUF) name, its siblings under their HF names
+            if (t == null && suffix.equals("weight")) t = source.tensors().get(weightName);
+            return t;
+        }
 
         TensorData req(String suffix, GgmlType... types) {
             TensorData d = opt(suffix);
