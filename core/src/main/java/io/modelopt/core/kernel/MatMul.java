@@ -253,22 +253,8 @@ public final class MatMul {
 
         /** {@code out = rowScale·out + Σ_g offset[r][g]·groupSum[t][g]} for rows {@code [r0, r1)} of every token ({@link Transcoding}). */
         void applyAffine(WeightMatrix.Affine affine, int cols, float[] out, int outOffset, int outStride, int r0, int r1) {
-            MemorySegment scales = affine.rowScales(), offsets = affine.offsets();
-            int groups = sumGroups;
-            for (int t = 0; t < sumTokens; t++) {
-                int o = outOffset + t * outStride, sOff = t * groups;
-                for (int r = r0; r < r1; r++) {
-                    float v = out[o + r];
-                    if (scales != null) v *= scales.get(TranscodedCopy.F32, 4L * r);
-                    if (offsets != null) {
-                        long base = 4L * r * groups;
-                        float c = 0;
-                        for (int j = 0; j < groups; j++) c += offsets.get(TranscodedCopy.F32, base + 4L * j) * groupSums[sOff + j];
-                        v += c;
-                    }
-                    out[o + r] = v;
-                }
-            }
+            if (affine.rowScales() == null && affine.offsets() == null) return;
+            AffineTerms.apply(affine.rowScales(), affine.offsets(), sumGroups, groupSums, sumTokens, out, outOffset, outStride, r0, r1);
         }
 
         /** Drops references to the caller's arrays and weights so they are not kept alive by the thread. */
