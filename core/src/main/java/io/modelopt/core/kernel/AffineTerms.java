@@ -16,31 +16,32 @@ final class AffineTerms {
 
     private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
 
-    /** Rows {@code [r0, r1)} of every token; {@code sums[t·groups + g]} are the activations' group sums. */
-    static void apply(MemorySegment scales, MemorySegment offsets, int groups, float[] sums, int tokens,
+    /**
+     * Rows {@code [r0, r1)} of every token; {@code sums[t·groups + g]} are the activations' group sums,
+     * {@code offsets} group-major ({@code [g][row]}, {@code rows} per group), so that a vector holds L
+     * adjacent rows of one group: per token, {@code groups} broadcast multiply-adds per L rows, no
+     * reductions.
+     */
+    static void apply(MemorySegment scales, MemorySegment offsets, int groups, int rows, float[] sums, int tokens,
                       float[] out, int outOffset, int outStride, int r0, int r1) {
-        int L = Simd.L, vg = groups / L * L;
-        for (int r = r0; r < r1; r++) {
-            float scale = scales == null ? 1f : scales.get(TranscodedCopy.F32, 4L * r);
-            long base = 4L * r * groups;
-            for (int t = 0; t < tokens; t++) {
-                int o = outOffset + t * outStride + r, sOff = t * groups;
-                float v = out[o];
-                if (scales != null) v *= scale;
+        int L = Simd.L, vEnd = r0 + (r1 - r0) / L * L;
+        for (int t = 0; t < tokens; t++) {
+            int o = outOffset + t * outStride, sOff = t * groups;
+            for (int r = r0; r < vEnd; r += L) {
+                FloatVector v = FloatVector.fromArray(Simd.F, out, o + r);
+                if (scales != null) v = v.mul(FloatVector.fromMemorySegment(Simd.F, scales, 4L * r, NATIVE));
                 if (offsets != null) {
-                    float c = 0;
-                    if (vg > 0) {
-                        FloatVector acc = FloatVector.zero(Simd.F);
-                        for (int j = 0; j < vg; j += L) {
-                            acc = FloatVector.fromMemorySegment(Simd.F, offsets, base + 4L * j, NATIVE)
-                                    .fma(FloatVector.fromArray(Simd.F, sums, sOff + j), acc);
-                        }
-                        c = acc.reduceLanes(jdk.incubator.vector.VectorOperators.ADD);
+                    for (int j = 0; j < groups; j++) {
+                        v = FloatVector.fromMemorySegment(Simd.F, offsets, 4L * ((long) j * rows + r), NATIVE).fma(FloatVector.broadcast(Simd.F, sums[sOff + j]), v);
                     }
-                    for (int j = vg; j < groups; j++) c += offsets.get(TranscodedCopy.F32, base + 4L * j) * sums[sOff + j];
-                    v += c;
                 }
-                out[o] = v;
+                v.intoArray(out, o + r);
+            }
+            for (int r = vEnd; r < r1; r++) {
+                float v = out[o + r];
+                if (scales != null) v *= scales.get(TranscodedCopy.F32, 4L * r);
+                if (offsets != null) for (int j = 0; j < groups; j++) v = Math.fma(offsets.get(TranscodedCopy.F32, 4L * ((long) j * rows + r)), sums[sOff + j], v);
+                out[o + r] = v;
             }
         }
     }

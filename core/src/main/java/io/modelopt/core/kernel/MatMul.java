@@ -189,7 +189,7 @@ public final class MatMul {
                     } else {
                         w.repacking().compute(w.packed(), nb, activations, r0 / grain, split / grain, out, outOffset, outStride, sc);
                     }
-                    if (w.isTranscoded()) applyAffine(w.affine(), w.cols(), out, outOffset, outStride, r0, split);
+                    if (w.isTranscoded()) applyAffine(w.affine(), w.cols(), w.rows(), out, outOffset, outStride, r0, split);
                 }
                 int tail = Math.max(r0, split);
                 if (tail < r1) {
@@ -252,9 +252,9 @@ public final class MatMul {
         }
 
         /** {@code out = rowScale·out + Σ_g offset[r][g]·groupSum[t][g]} for rows {@code [r0, r1)} of every token ({@link Transcoding}). */
-        void applyAffine(WeightMatrix.Affine affine, int cols, float[] out, int outOffset, int outStride, int r0, int r1) {
+        void applyAffine(WeightMatrix.Affine affine, int cols, int rows, float[] out, int outOffset, int outStride, int r0, int r1) {
             if (affine.rowScales() == null && affine.offsets() == null) return;
-            AffineTerms.apply(affine.rowScales(), affine.offsets(), sumGroups, groupSums, sumTokens, out, outOffset, outStride, r0, r1);
+            AffineTerms.apply(affine.rowScales(), affine.offsets(), sumGroups, rows, groupSums, sumTokens, out, outOffset, outStride, r0, r1);
         }
 
         /** Drops references to the caller's arrays and weights so they are not kept alive by the thread. */

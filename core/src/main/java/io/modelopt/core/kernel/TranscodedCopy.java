@@ -11,8 +11,8 @@ import java.lang.foreign.ValueLayout;
  * ({@link Transcoding}): group by group of the target's interleaved layout, the group's rows are
  * rewritten into a small scratch matrix of the target's blocks and that scratch is packed into its
  * slot of the copy, so the target's whole bytes never exist at once (the resident cost is the
- * interleaved copy plus the affine terms). The per-group offsets and per-row scales go into F32
- * arrays beside the copy.
+ * interleaved copy plus the affine terms). The per-group offsets (group-major: {@code [group][row]})
+ * and per-row scales go into F32 arrays beside the copy.
  */
 final class TranscodedCopy {
     private TranscodedCopy() {}
@@ -57,8 +57,9 @@ final class TranscodedCopy {
                         int r = g * groupRows + i;
                         t.transcodeRow(w, r, scratch, i * rowBytes);
                         if (offsets != null) {
+                            // group-major ([group][row]): the affine kernel reads L adjacent rows of one group
                             t.rowOffsets(w, r, rowOffsets);
-                            MemorySegment.copy(rowOffsets, 0, offsets, F32, 4L * r * groups, groups);
+                            for (int j = 0; j < groups; j++) offsets.set(F32, 4L * ((long) j * rows + r), rowOffsets[j]);
                         }
                         if (scales != null) scales.set(F32, 4L * r, t.rowScale(w, r));
                     }
