@@ -257,6 +257,15 @@ class HfCheckpointImportTest {
         }
     }
 
+    /** INT8 per channel goes out as compressed-tensors int-quantized (an I8 `weight` kept under its canonical name) and back. */
+    @Test void int8ExportsAsIntQuantizedAndImports() {
+        try (InMemory m = new InMemory(HfModelSource.open(Fixtures.brownHf()), IntScheme.int8())) {
+            Path out = tmp.resolve("export-int8");
+            io.modelopt.core.OptimizedModel.exporter("compressed-tensors").export(m, out, null);
+            assertMatches(out, m, "CT_INT_");
+        }
+    }
+
     @Test void awqShapesThatDisagreeWithConfigNameTheTensor() throws Exception {
         try (InMemory m = new InMemory(HfModelSource.open(Fixtures.brownHf()), IntScheme.of(4, 128, false))) {
             Path dir = checkpoint("awq-bad", m, awqConfig(64), HfCheckpointImportTest::awqLinear);
