@@ -1,5 +1,8 @@
 package io.modelopt.core.kernel;
 
+import io.modelopt.core.kv.KvDtype;
+import io.modelopt.core.kv.KvLayout;
+import io.modelopt.core.kv.KvStorage;
 import io.modelopt.core.tensor.GgmlType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -100,6 +103,62 @@ public final class AttentionKernel {
             for (int i = 0; i < heads; i++) {
                 int w = i * scoreStride + c, o = outOff + i * headDim;
                 int d = ElementwiseVector.weightedSum(scores, w, m, rows, 0, headDim, headDim, out, o, c > 0);
+                for (; d < headDim; d++) {
+                    float s = c > 0 ? out[o + d] : 0f;
+                    for (int p = 0; p < m; p++) s = Math.fma(scores[w + p], rows[p * headDim + d], s);
+                    out[o + d] = s;
+                }
+            }
+        }
+    }
+
+    /**
+     * {@link #attend(KernelMode, float[], int, int, int, float, MemorySegment, MemorySegment, GgmlType, long[], long, int, float[], int, float[], float[], int) attend}
+     * over {@code layer} of a {@link KvStorage} of any {@link KvDtype}: F32 and F16 go to that
+     * kernel; BF16, INT8 and FP8 E4M3 entries are dequantized on the fly, {@link #ROW_CHUNK}
+     * positions at a time into {@code rows} ({@link KvRows}), then scored and summed by the same
+     * vector kernels (scalar loops in {@link KernelMode#SCALAR}). No F16 rounding of the weights:
+     * that is llama.cpp's F16-cache arithmetic only.
+     */
+    public static void attend(KernelMode mode, float[] q, int qOff, int heads, int headDim, float scale, KvStorage kv, int layer,
+                              long[] rowOffsets, long headOffset, int n, float[] scores, int scoreStride, float[] rows, float[] out, int outOff) {
+        KvLayout l = kv.layout();
+        if (l.dtype() == KvDtype.F32 || l.dtype() == KvDtype.F16) {
+            attend(mode, q, qOff, heads, headDim, scale, kv.keys(layer), kv.values(layer), l.dtype() == KvDtype.F32 ? GgmlType.F32 : GgmlType.F16,
+                    rowOffsets, headOffset, n, scores, scoreStride, rows, out, outOff);
+            return;
+        }
+        if (headDim != l.headDim()) throw new IllegalArgumentException("head size " + headDim + " but the KV storage holds " + l.headDim());
+        if (heads < 1) throw new IllegalArgumentException("heads must be >= 1, got " + heads);
+        if (scoreStride < n || scores.length < (long) (heads - 1) * scoreStride + n) {
+            throw new IllegalArgumentException("score scratch of " + scores.length + " floats (stride " + scoreStride + ") for "
+                    + heads + " heads x " + n + " positions");
+        }
+        if (rows.length < rowScratch(headDim)) throw new IllegalArgumentException("row scratch of " + rows.length + " floats, need " + rowScratch(headDim));
+        boolean vector = mode == KernelMode.VECTOR;
+        for (int c = 0; c < n; c += ROW_CHUNK) {
+            int m = Math.min(ROW_CHUNK, n - c);
+            KvRows.gather(l, kv.keys(layer), kv.keyScales(layer), rowOffsets, c, m, headOffset, rows);
+            for (int i = 0; i < heads; i++) {
+                int qo = qOff + i * headDim, so = i * scoreStride + c;
+                if (vector) {
+                    ElementwiseVector.rowScores(q, qo, rows, headDim, m, scale, scores, so);
+                } else {
+                    for (int p = 0; p < m; p++) {
+                        float dot = 0;
+                        for (int d = 0; d < headDim; d++) dot = Math.fma(q[qo + d], rows[p * headDim + d], dot);
+                        scores[so + p] = dot * scale;
+                    }
+                }
+            }
+        }
+        for (int i = 0; i < heads; i++) Softmax.apply(mode, scores, i * scoreStride, n);
+        for (int c = 0; c < n; c += ROW_CHUNK) {
+            int m = Math.min(ROW_CHUNK, n - c);
+            KvRows.gather(l, kv.values(layer), kv.valueScales(layer), rowOffsets, c, m, headOffset, rows);
+            for (int i = 0; i < heads; i++) {
+                int w = i * scoreStride + c, o = outOff + i * headDim;
+                int d = vector ? ElementwiseVector.weightedSum(scores, w, m, rows, 0, headDim, headDim, out, o, c > 0) : 0;
                 for (; d < headDim; d++) {
                     float s = c > 0 ? out[o + d] : 0f;
                     for (int p = 0; p < m; p++) s = Math.fma(scores[w + p], rows[p * headDim + d], s);

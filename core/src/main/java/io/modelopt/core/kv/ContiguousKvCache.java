@@ -32,7 +32,6 @@ public final class ContiguousKvCache implements KvCache {
     }
 
     private ContiguousKvCache(KvLayout layout, KvStorage storage) {
-        if (layout.scales() != KvScaleLayout.NONE) throw new IllegalArgumentException("a contiguous cache holds unscaled F16/F32 entries, not " + layout);
         this.maxSequences = layout.numBlocks();
         this.maxPositions = layout.blockSize();
         if (storage == null) {

@@ -32,6 +32,13 @@ public final class HostKvStorage implements KvStorage {
                 values[l] = arena.allocate(layout.layerBytes(), 64);
                 keyScales[l] = scales == 0 ? MemorySegment.NULL : arena.allocate(scales, 64);
                 valueScales[l] = scales == 0 ? MemorySegment.NULL : arena.allocate(scales, 64);
+                if (layout.scales().isStatic()) { // static scales start at 1.0 (vLLM's uncalibrated fp8 cache)
+                    keyScales[l].fill((byte) 0);
+                    for (long i = 0; i < layout.scalesPerLayer(); i++) {
+                        keyScales[l].setAtIndex(F32_LE, i, 1f);
+                        valueScales[l].setAtIndex(F32_LE, i, 1f);
+                    }
+                }
             }
         } catch (OutOfMemoryError e) {
             arena.close();

@@ -25,6 +25,10 @@ public record KvLayout(int numLayers, int numKvHeads, int headDim, int numBlocks
         positive("blockSize", blockSize);
         Objects.requireNonNull(dtype, "dtype");
         Objects.requireNonNull(scales, "scales");
+        if (!dtype.supports(scales)) {
+            throw new IllegalArgumentException("KV dtype " + dtype + " cannot be stored with " + scales + " scales (it takes " + dtype.defaultScales()
+                    + (dtype == KvDtype.FP8_E4M3 ? " or PER_LAYER_HEAD" : "") + ")");
+        }
         try {
             Math.multiplyExact(Math.multiplyExact(Math.multiplyExact((long) headDim * dtype.bytes(), (long) blockSize), (long) numKvHeads),
                     Math.multiplyExact((long) numBlocks, 2L * numLayers));
@@ -34,9 +38,9 @@ public record KvLayout(int numLayers, int numKvHeads, int headDim, int numBlocks
         }
     }
 
-    /** Unscaled F16/F32 storage. */
+    /** Storage of {@code dtype} with its {@link KvDtype#defaultScales() default scales}. */
     public static KvLayout of(int numLayers, int numKvHeads, int headDim, int numBlocks, int blockSize, KvDtype dtype) {
-        return new KvLayout(numLayers, numKvHeads, headDim, numBlocks, blockSize, dtype, KvScaleLayout.NONE);
+        return new KvLayout(numLayers, numKvHeads, headDim, numBlocks, blockSize, dtype, dtype.defaultScales());
     }
 
     private static void positive(String what, int v) {
@@ -67,7 +71,32 @@ public record KvLayout(int numLayers, int numKvHeads, int headDim, int numBlocks
     }
 
     /** F32 scales of one layer's keys (or values): 0 for {@link KvScaleLayout#NONE}. */
-    public long scalesPerLayer() { return scales.scalesPerBlock(blockSize, numKvHeads) * numBlocks; }
+    public long scalesPerLayer() { return scales.scalesPerLayer(numBlocks, blockSize, numKvHeads); }
+
+    /** Index, in a layer's key (or value) scale segment, of KV head {@code h}'s scale of {@code slot}. */
+    public long scaleIndex(long slot, int h) {
+        return switch (scales) {
+            case NONE -> throw new IllegalStateException(dtype + " entries have no scales");
+            case PER_LAYER -> 0;
+            case PER_LAYER_HEAD -> h;
+            case PER_BLOCK_HEAD -> slot / blockSize * numKvHeads + h;
+            case PER_TOKEN_HEAD -> (slot / blockSize * numKvHeads + h) * blockSize + slot % blockSize;
+        };
+    }
+
+    /**
+     * KV bytes one token adds over all layers, keys and values, scales included (per-token and
+     * per-block scales amortized over the block; static per-layer scales count as 0).
+     */
+    public double bytesPerToken() {
+        double perLayer = (double) kvDim() * dtype.bytes() + 4.0 * scales.scalesPerBlock(blockSize, numKvHeads) / blockSize;
+        return 2.0 * numLayers * perLayer;
+    }
+
+    /** Bytes of one block over all layers, keys, values and their per-block scales. */
+    public long bytesPerBlock() {
+        return 2L * numLayers * (blockBytes() + 4 * scales.scalesPerBlock(blockSize, numKvHeads));
+    }
 
     /** Bytes of keys, values and their scales over all layers. */
     public long byteSize() { return 2L * numLayers * (layerBytes() + 4 * scalesPerLayer()); }

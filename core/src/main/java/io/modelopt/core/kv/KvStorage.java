@@ -34,40 +34,41 @@ public interface KvStorage extends AutoCloseable {
     /** Exact bytes held: entries and scales. */
     default long byteSize() { return layout().byteSize(); }
 
-    /** Stores {@code src[off .. off+kvDim)} (head after head) as the key in {@code slot}, converted to the layout's dtype. */
-    default void writeKey(int layer, long slot, float[] src, int off) { write(keys(layer), slot, src, off); }
+    /**
+     * Stores {@code src[off .. off+kvDim)} (head after head) as the key in {@code slot}, converted to
+     * the layout's dtype: F16 and BF16 round to nearest even; INT8 sets the slot's per-head scale to
+     * absmax/127 and rounds {@code x/scale}; FP8 divides by the layer's static scale and rounds
+     * (saturating at ±448).
+     */
+    default void writeKey(int layer, long slot, float[] src, int off) { KvCodec.write(layout(), keys(layer), keyScales(layer), slot, src, off); }
 
-    default void writeValue(int layer, long slot, float[] src, int off) { write(values(layer), slot, src, off); }
+    default void writeValue(int layer, long slot, float[] src, int off) { KvCodec.write(layout(), values(layer), valueScales(layer), slot, src, off); }
 
-    /** Reads the key in {@code slot}, all heads, into {@code dst[off .. off+kvDim)} as floats. */
-    default void readKey(int layer, long slot, float[] dst, int off) { read(keys(layer), slot, dst, off); }
+    /** Reads the key in {@code slot}, all heads, into {@code dst[off .. off+kvDim)} as floats (dequantized). */
+    default void readKey(int layer, long slot, float[] dst, int off) { KvCodec.read(layout(), keys(layer), keyScales(layer), slot, dst, off); }
 
-    default void readValue(int layer, long slot, float[] dst, int off) { read(values(layer), slot, dst, off); }
+    default void readValue(int layer, long slot, float[] dst, int off) { KvCodec.read(layout(), values(layer), valueScales(layer), slot, dst, off); }
 
-    private void write(MemorySegment seg, long slot, float[] src, int off) {
+    /**
+     * Sets the static scales of {@code layer} (FP8: {@link KvScaleLayout#PER_LAYER} takes one
+     * value each, {@link KvScaleLayout#PER_LAYER_HEAD} one per KV head), e.g. calibrated absmax/448.
+     * Entries already written keep the scale they were written with, so set scales before use.
+     */
+    default void setStaticScales(int layer, float[] keyScales, float[] valueScales) {
         KvLayout l = layout();
-        int d = l.headDim();
-        long stride = l.headStride(), entry = l.entryOffset(slot);
-        for (int h = 0; h < l.numKvHeads(); h++, entry += stride, off += d) {
-            if (l.dtype() == KvDtype.F32) {
-                MemorySegment.copy(src, off, seg, F32_LE, entry, d);
-            } else {
-                for (int i = 0; i < d; i++) seg.set(F16_LE, entry + 2L * i, Float.floatToFloat16(src[off + i]));
+        if (!l.scales().isStatic()) throw new IllegalStateException(l.dtype() + " storage with " + l.scales() + " scales has no static scales to set");
+        long n = l.scalesPerLayer();
+        if (keyScales.length != n || valueScales.length != n) {
+            throw new IllegalArgumentException("layer " + layer + ": " + l.scales() + " takes " + n + " scales each for keys and values, got "
+                    + keyScales.length + " and " + valueScales.length);
+        }
+        for (int i = 0; i < n; i++) {
+            if (!(keyScales[i] > 0) || !(valueScales[i] > 0) || Float.isInfinite(keyScales[i]) || Float.isInfinite(valueScales[i])) {
+                throw new IllegalArgumentException("layer " + layer + " scale " + i + ": K " + keyScales[i] + ", V " + valueScales[i] + " must be finite and > 0");
             }
         }
-    }
-
-    private void read(MemorySegment seg, long slot, float[] dst, int off) {
-        KvLayout l = layout();
-        int d = l.headDim();
-        long stride = l.headStride(), entry = l.entryOffset(slot);
-        for (int h = 0; h < l.numKvHeads(); h++, entry += stride, off += d) {
-            if (l.dtype() == KvDtype.F32) {
-                MemorySegment.copy(seg, F32_LE, entry, dst, off, d);
-            } else {
-                for (int i = 0; i < d; i++) dst[off + i] = Float.float16ToFloat(seg.get(F16_LE, entry + 2L * i));
-            }
-        }
+        MemorySegment.copy(keyScales, 0, keyScales(layer), F32_LE, 0, (int) n);
+        MemorySegment.copy(valueScales, 0, valueScales(layer), F32_LE, 0, (int) n);
     }
 
     /** Frees the memory; the storage must not be used afterwards. */

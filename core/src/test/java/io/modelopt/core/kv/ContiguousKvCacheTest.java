@@ -24,7 +24,7 @@ class ContiguousKvCacheTest {
     void f32RoundTripIsExactAndF16RoundsToNearest() {
         float[] row = new float[24];
         for (int i = 0; i < row.length; i++) row[i] = (float) Math.sin(i * 1.3) * 100 + 1e-3f * i;
-        for (KvDtype dt : KvDtype.values()) {
+        for (KvDtype dt : new KvDtype[] {KvDtype.F32, KvDtype.F16}) { // the others: KvQuantizedStorageTest
             try (var c = new ContiguousKvCache(2, 3, 8, 2, 8, dt)) {
                 c.writeKey(1, 1, 5, row, 0);
                 c.writeValue(1, 1, 5, row, 0);

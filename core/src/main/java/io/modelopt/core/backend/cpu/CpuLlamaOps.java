@@ -395,8 +395,8 @@ final class CpuLlamaOps implements LlamaOps {
                     }
                     long headOffset = h0 / groupSize * layout.headStride();
                     int o = t * qDim + h0 * headDim;
-                    AttentionKernel.attend(mode, q, o, blockHeads, headDim, attentionScale, kv.keys(kvLayer), kv.values(kvLayer),
-                            layout.dtype().ggmlType(), offs, headOffset, n, sc, contextLength, attentionRows[worker], att, o);
+                    AttentionKernel.attend(mode, q, o, blockHeads, headDim, attentionScale, kv, kvLayer,
+                            offs, headOffset, n, sc, contextLength, attentionRows[worker], att, o);
                     continue;
                 }
                 for (int h = h0; h < h0 + blockHeads; h++) {

@@ -102,7 +102,7 @@ class TinyLlamaForwardTest {
              ModelRunner runner = CpuLlamaRunner.load(model, RunnerOptions.builder().threads(2).kvDtype(kv).maxBatchTokens(4).build());
              KvCache cache = runner.newKvCache()) {
             double[][] ref = model.referenceLogits(PROMPT, TinyLlama.plainInvFreq(config.headDim(), config.ropeTheta()));
-            double tol = kv == KvDtype.F32 ? TOL : 2e-2;
+            double tol = kv == KvDtype.F32 ? TOL : kv == KvDtype.FP8_E4M3 ? 0.25 : 2e-2; // FP8 keeps 3 mantissa bits (its kernel: KvDtypeAttentionTest)
             for (int start = 0; start < PROMPT.length; start += 4) {
                 int end = Math.min(PROMPT.length, start + 4);
                 Logits l = runner.forward(Batch.ofSequence(0, start, java.util.Arrays.copyOfRange(PROMPT, start, end), true), cache);
