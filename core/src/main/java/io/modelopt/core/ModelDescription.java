@@ -162,6 +162,12 @@ public record ModelDescription(Path path, String format, ModelConfig config, Str
         sb.append(String.format(Locale.ROOT, "norm:         RMSNorm eps %s; tied embeddings: %s; qkv bias: %s; dtype %s%n",
                 c.rmsNormEps(), c.tieWordEmbeddings() ? "yes" : "no", c.attentionBias() ? "yes" : "no", c.dtype()));
         sb.append("tokenizer:    ").append(tokenizer).append('\n');
+        sb.append("kv bytes/tok:");
+        for (io.modelopt.core.kv.KvDtype d : io.modelopt.core.kv.KvDtype.values()) {
+            var l = io.modelopt.core.kv.KvLayout.of(c.numLayers(), c.numKvHeads(), c.headDim(), 1, 16, d);
+            sb.append(String.format(Locale.ROOT, " %s %,.0f", d.cliName(), l.bytesPerToken()));
+        }
+        sb.append(" (keys+values, all layers, scales included)\n");
         sb.append(String.format(Locale.ROOT, "tensors:      %d, %,d parameters, %,d bytes", tensors.size(), parameterCount, totalBytes));
         StringBuilder types = new StringBuilder();
         bytesByType().forEach((t, b) -> types.append(types.isEmpty() ? "" : ", ").append(t).append(' ').append(String.format(Locale.ROOT, "%,d", b)));

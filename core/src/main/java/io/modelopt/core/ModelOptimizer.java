@@ -3,7 +3,9 @@ package io.modelopt.core;
 import io.modelopt.core.engine.Backend;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerOptions;
+import io.modelopt.core.kv.KvBudget;
 import io.modelopt.core.kv.KvDtype;
+import io.modelopt.core.kv.MemoryProbe;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
 import io.modelopt.core.loader.ModelSources;
@@ -29,6 +31,8 @@ public final class ModelOptimizer implements AutoCloseable {
     private String backend = "cpu";
     private ProgressListener progress = ProgressListener.NONE;
     private boolean built;
+    private KvBudget kvBudget;
+    private int kvBlockSize = 16;
 
     private ModelOptimizer(ModelSource source) {
         this.source = source;
@@ -102,6 +106,29 @@ public final class ModelOptimizer implements AutoCloseable {
         return this;
     }
 
+    /**
+     * Caps the KV cache at {@code budget} ({@link KvBudget#parse}: {@code 512MiB}, or {@code 0.3} of
+     * the memory still usable after the weights). {@link #build()} turns it into a number of
+     * blocks of {@link #withKvBlockSize block size} tokens ({@link OptimizedModel#kvPlan()}) and
+     * fails if one sequence of the context length does not fit.
+     */
+    public ModelOptimizer withKvBudget(KvBudget budget) {
+        this.kvBudget = java.util.Objects.requireNonNull(budget, "budget");
+        return this;
+    }
+
+    /** {@link #withKvBudget(KvBudget)} of {@link KvBudget#parse}{@code (budget)}. */
+    public ModelOptimizer withKvBudget(String budget) { return withKvBudget(KvBudget.parse(budget)); }
+
+    /** Tokens per KV block for the budget's plan: a power of two from 8 to 256 (16 by default). */
+    public ModelOptimizer withKvBlockSize(int blockSize) {
+        if (blockSize < 8 || blockSize > 256 || Integer.bitCount(blockSize) != 1) {
+            throw new IllegalArgumentException("KV block size " + blockSize + " must be a power of two from 8 to 256");
+        }
+        this.kvBlockSize = blockSize;
+        return this;
+    }
+
     /** Worker threads of the compute pool (default: all available processors). */
     public ModelOptimizer withThreads(int threads) {
         options.threads(threads);
@@ -135,18 +162,33 @@ public final class ModelOptimizer implements AutoCloseable {
         ModelSource model = source;
         Backend b = Backend.named(backend);
         if (!b.isAvailable()) throw new IllegalStateException("backend '" + backend + "' is not available on this machine");
+        RunnerOptions runnerOptions = options.build();
+        if (!b.kvDtypes().contains(runnerOptions.kvDtype())) {
+            throw new IllegalArgumentException("backend '" + backend + "' cannot store a " + runnerOptions.kvDtype() + " KV cache; it supports " + b.kvDtypes());
+        }
         if (quantization != null) model = quantizer.quantize(source, quantization, progress);
         ModelRunner runner;
         try {
-            runner = b.load(model, options.build());
+            runner = b.load(model, runnerOptions);
         } catch (RuntimeException e) {
             if (model != source) model.close();
             throw e;
         }
+        KvBudget.Plan plan = null;
+        if (kvBudget != null) {
+            try {
+                ModelConfig c = runner.config();
+                plan = kvBudget.plan(c.numLayers(), c.numKvHeads(), c.headDim(), runner.options().kvDtype(), kvBlockSize, runner.contextLength(), MemoryProbe.system());
+            } catch (RuntimeException e) {
+                runner.close();
+                if (model != source) model.close();
+                throw e;
+            }
+        }
         built = true;
         // The quantized model needs nothing of the input (the Quantizer contract): release the mapping now.
         if (model != source) source.close();
-        return new OptimizedModel(model, runner, progress);
+        return new OptimizedModel(model, runner, progress, plan);
     }
 
     /**

@@ -28,7 +28,10 @@ public final class OptimizedModel implements AutoCloseable {
     private final Generator generator;
     private final ProgressListener progress;
 
-    OptimizedModel(ModelSource source, ModelRunner runner, ProgressListener progress) {
+    private final io.modelopt.core.kv.KvBudget.Plan kvPlan;
+
+    OptimizedModel(ModelSource source, ModelRunner runner, ProgressListener progress, io.modelopt.core.kv.KvBudget.Plan kvPlan) {
+        this.kvPlan = kvPlan;
         this.source = source;
         this.runner = runner;
         this.progress = progress;
@@ -56,6 +59,18 @@ public final class OptimizedModel implements AutoCloseable {
 
     /** The runner, for callers that build their own batches ({@code forward(Batch, KvCache)}). */
     public ModelRunner runner() { return runner; }
+
+    /** The KV budget resolved to blocks ({@code withKvBudget}), if one was given. */
+    public java.util.Optional<io.modelopt.core.kv.KvBudget.Plan> kvPlan() { return java.util.Optional.ofNullable(kvPlan); }
+
+    /** The KV cache this model runs with: dtype, bytes per token (scales included) and, with a budget, its blocks. */
+    public String kvSummary() {
+        if (kvPlan != null) return kvPlan.toString();
+        ModelConfig c = runner.config();
+        var l = io.modelopt.core.kv.KvLayout.of(c.numLayers(), c.numKvHeads(), c.headDim(), 1, 16, runner.options().kvDtype());
+        return String.format(java.util.Locale.ROOT, "KV cache %s: %,.0f bytes/token (no budget: one contiguous region per sequence)",
+                l.dtype().cliName(), l.bytesPerToken());
+    }
 
     /** Every tensor as this model holds it (quantized: each weight's format), with bits per weight. */
     public ModelDescription describe() { return ModelDescription.of(source); }

@@ -11,6 +11,11 @@ import java.util.ServiceLoader;
  * {@code provides} and in {@code META-INF/services}), so core does not depend on them.
  */
 public interface Backend {
+    /** The KV dtypes this backend stores and attends over (F32 and F16 unless it says more). */
+    default java.util.Set<io.modelopt.core.kv.KvDtype> kvDtypes() {
+        return java.util.EnumSet.of(io.modelopt.core.kv.KvDtype.F32, io.modelopt.core.kv.KvDtype.F16);
+    }
+
     /** Short lower-case name used on command lines: "cpu", "cuda". */
     String name();
 
