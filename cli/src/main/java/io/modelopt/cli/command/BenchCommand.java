@@ -8,7 +8,11 @@ import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerMemory;
 import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.json.Json;
+import io.modelopt.core.kv.KvBudget;
 import io.modelopt.core.kv.KvCache;
+import io.modelopt.core.kv.KvDtype;
+import io.modelopt.core.kv.KvStorage;
+import io.modelopt.kvcache.BlockManager;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.ModelSource;
 import io.modelopt.core.loader.ModelSources;
@@ -63,6 +67,7 @@ public final class BenchCommand implements Command {
                 usage: modelopt bench [--model MODEL] [--prompt-tokens N] [--gen-tokens N] [--threads T] [--runs R]
                                       [--type q8_0|q4_0|f16|f32] [--seed S] [--json FILE] [--backend NAME]
                                       [--quantize METHOD [--bits B] [--group-size G] [--symmetric] ...]
+                                      [--kv-cache TYPE] [--kv-budget B] [--kv-paged]
                   --model MODEL      a .gguf file or HF directory; default: the built-in synthetic small125m
                                      model (134M parameters, random weights, made in the cache on first use)
                   --type TYPE        weight type of the built-in model (default q8_0); not with --model
@@ -72,6 +77,10 @@ public final class BenchCommand implements Command {
                   --threads T        compute threads (default: all %d processors)
                   --runs R           measured runs after warm-up runs (at least 3, and at least 3 s in all) (default %d)
                   --json FILE        also write the figures as JSON
+                  --kv-cache TYPE    KV element type: f16 (default), f32, bf16, int8, fp8
+                  --kv-budget B      KV memory (512MiB, or a fraction such as 0.3): the paged pool's blocks
+                  --kv-paged         run on paged KV storage (blocks of 16 from the block manager) instead of
+                                     the contiguous cache
                   --backend NAME     where the model runs: cpu (default), or a backend module on the class path
                   --quantize METHOD  quantize the model in memory first, as `quantize --method` does (rtn, q4_0, ...),
                                      with its --bits, --group-size, --symmetric, --clip-search, --keep, --override
@@ -83,7 +92,7 @@ public final class BenchCommand implements Command {
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         Args args = Args.parse(argv, Set.of("model", "prompt-tokens", "gen-tokens", "threads", "runs", "type", "seed", "json", "backend",
-                "quantize", "bits", "group-size", "keep", "override"), Set.of("symmetric", "clip-search"));
+                "quantize", "bits", "group-size", "keep", "override", "kv", "kv-cache", "kv-budget"), Set.of("symmetric", "clip-search", "kv-paged"));
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
         int promptTokens = positive(args, "prompt-tokens", DEFAULT_PROMPT, 1);
         int genTokens = positive(args, "gen-tokens", DEFAULT_GEN, 0);
@@ -118,9 +127,16 @@ public final class BenchCommand implements Command {
             if (context > config.contextLength()) {
                 throw new Args.UsageException("prompt + generated tokens (" + context + ") exceed the model's context length " + config.contextLength());
             }
+            KvDtype kv = CommandOptions.kvDtype(args);
+            KvBudget.Plan plan = CommandOptions.kvPlan(args, config, kv, context);
+            boolean paged = args.has("kv-paged");
             RunnerOptions options = RunnerOptions.builder().threads(threads).maxBatchTokens(promptTokens).maxLogitsRows(1)
-                    .contextLength(context).build();
-            try (ModelRunner runner = backend.load(source, options); KvCache cache = runner.newKvCache(1, context)) {
+                    .contextLength(context).kvDtype(kv).build();
+            // paged: a pool of the budget's blocks (or just enough for the run), sequence 0 in blocks handed out by the block manager
+            int poolBlocks = plan != null ? plan.numBlocks() : (context + 15) / 16;
+            try (ModelRunner runner = backend.load(source, options); KvCache cache = runner.newKvCache(1, paged ? 1 : context);
+                 KvStorage pool = paged ? runner.newKvStorage(poolBlocks, 16) : null) {
+                BlockManager blocks = paged ? BlockManager.builder().numBlocks(poolBlocks).blockSize(16).kvDtype(kv).prefixCaching(false).build() : null;
                 long loadNanos = System.nanoTime() - loadStart;
                 int[] ids = InferenceBench.prompt(promptTokens, config.vocabSize(), config.bosTokenId(), PROMPT_SEED);
                 Batch prompt = Batch.ofSequence(0, 0, ids, false);
@@ -131,18 +147,28 @@ public final class BenchCommand implements Command {
                 long warmStart = System.nanoTime();
                 int warmUps = 0;
                 do {
-                    InferenceBench.run(runner, cache, prompt, genTokens, null);
+                    if (paged) InferenceBench.runPaged(runner, pool, blocks, ids, genTokens, null);
+                    else InferenceBench.run(runner, cache, prompt, genTokens, null);
                     warmUps++;
                 } while ((System.nanoTime() - warmStart < WARM_UP_NANOS || warmUps < MIN_WARM_UPS) && warmUps < 20);
                 List<InferenceBench.Run> measured = new ArrayList<>();
                 for (int r = 0; r < runs; r++) {
-                    InferenceBench.Run run = InferenceBench.run(runner, cache, prompt, genTokens, null);
+                    InferenceBench.Run run = paged ? InferenceBench.runPaged(runner, pool, blocks, ids, genTokens, null)
+                            : InferenceBench.run(runner, cache, prompt, genTokens, null);
                     measured.add(run);
                     err.printf(Locale.ROOT, "  run %d: TTFT %.1f ms, prefill %.1f t/s, decode %.1f t/s%n", r + 1, run.ttftMillis(),
                             run.prefillTokensPerSecond(), run.decodeTokensPerSecond());
                 }
                 report = report(modelPath, modelName, source, runner, cache, options, promptTokens, genTokens, runs, loadNanos, measured);
                 report.put("warm_up_runs", warmUps);
+                var kvLayout = io.modelopt.core.kv.KvLayout.of(config.numLayers(), config.numKvHeads(), config.headDim(), poolBlocks, 16, kv);
+                report.put("kv_cache_layout", paged ? "paged" : "contiguous");
+                report.put("kv_bytes_per_token", kvLayout.bytesPerToken());
+                if (paged) {
+                    report.put("kv_cache_blocks", poolBlocks);
+                    report.put("kv_cache_bytes", pool.byteSize());
+                }
+                if (plan != null) report.put("kv_budget_bytes", plan.budgetBytes());
                 if (args.has("quantize")) report.put("quantized_in_memory", source.metadata().getOrDefault("modelopt.quantization", args.get("quantize", null)).toString());
             }
         }
@@ -290,6 +316,10 @@ public final class BenchCommand implements Command {
             out.printf(Locale.ROOT, "%-12s %10.0f B/token (heap, all threads, median)%n", "decode alloc", (Double) r.get("decode_allocated_bytes_per_token"));
         }
         out.printf(Locale.ROOT, "KV cache     %s (%s, %d positions)%n", mb((Long) r.get("kv_cache_bytes")), r.get("kv_cache_dtype"), r.get("kv_cache_positions"));
+        if (r.containsKey("kv_bytes_per_token")) {
+            out.printf(Locale.ROOT, "KV layout    %s, %,.0f bytes/token%s%n", r.get("kv_cache_layout"), (Double) r.get("kv_bytes_per_token"),
+                    r.containsKey("kv_cache_blocks") ? String.format(Locale.ROOT, ", %,d blocks of 16 tokens", (Integer) r.get("kv_cache_blocks")) : "");
+        }
         String rss = r.containsKey("rss_peak_bytes")
                 ? "RSS peak " + mb((Long) r.get("rss_peak_bytes")) + ", now " + mb((Long) r.get("rss_bytes"))
                 : "RSS n/a (no /proc)";

@@ -2,10 +2,12 @@ package io.modelopt.cli.command;
 
 import io.modelopt.cli.Args;
 import io.modelopt.core.engine.Backend;
+import io.modelopt.core.kv.KvBudget;
 import io.modelopt.core.kv.KvDtype;
+import io.modelopt.core.kv.MemoryProbe;
 import java.util.Locale;
 
-/** Options shared by the commands that run a model (--backend, --threads, --kv, --ctx), parsed and checked alike. */
+/** Options shared by the commands that run a model (--backend, --threads, --kv-cache, --kv-budget, --ctx), parsed and checked alike. */
 final class CommandOptions {
     private CommandOptions() {}
 
@@ -32,14 +34,53 @@ final class CommandOptions {
         return t;
     }
 
-    /** {@code --kv f16|f32}, default f16 (llama.cpp's default). */
+    /** Usage lines of {@code --kv-cache} and {@code --kv-budget}, the same in every command. */
+    static final String KV_USAGE = """
+              --kv-cache TYPE       KV cache element type: f16 (default, as llama.cpp), f32, bf16,
+                                    int8 (per-token scales, 0.53x f16), fp8 (E4M3, scale 1.0); --kv is an alias
+              --kv-budget B         KV memory: bytes with a unit (512MiB, 2GiB) or a fraction (0.3) of the
+                                    memory still usable (min of cgroup headroom and MemAvailable); fails
+                                    unless one sequence of --ctx tokens fits""";
+
+    /** {@code --kv-cache f32|f16|bf16|int8|fp8} (or its alias {@code --kv}), default f16 (llama.cpp's default). */
     static KvDtype kvDtype(Args args) {
-        String v = args.get("kv", "f16").toLowerCase(Locale.ROOT);
-        return switch (v) {
-            case "f16" -> KvDtype.F16;
-            case "f32" -> KvDtype.F32;
-            default -> throw new Args.UsageException("--kv must be f16 or f32, got '" + args.get("kv", "") + "'");
-        };
+        String name = args.has("kv-cache") ? "kv-cache" : "kv";
+        try {
+            return KvDtype.parse(args.get(name, "f16").toLowerCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new Args.UsageException("--" + name + ": " + e.getMessage());
+        }
+    }
+
+    /** {@code --kv-budget B}, or null without one. */
+    static KvBudget kvBudget(Args args) {
+        if (!args.has("kv-budget")) return null;
+        try {
+            return KvBudget.parse(args.get("kv-budget", ""));
+        } catch (IllegalArgumentException e) {
+            throw new Args.UsageException("--kv-budget: " + e.getMessage());
+        }
+    }
+
+    /**
+     * The budget's plan for {@code config} with {@code kv} entries and sequences of {@code ctx}
+     * tokens (blocks of 16), or null without {@code --kv-budget}; a budget too small is a usage error with its numbers.
+     */
+    static KvBudget.Plan kvPlan(Args args, io.modelopt.core.model.ModelConfig config, KvDtype kv, int ctx) {
+        KvBudget budget = kvBudget(args);
+        if (budget == null) return null;
+        try {
+            return budget.plan(config.numLayers(), config.numKvHeads(), config.headDim(), kv, 16, ctx, MemoryProbe.system());
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            throw new Args.UsageException("--kv-budget: " + e.getMessage());
+        }
+    }
+
+    /** "KV cache int8: 11,968 bytes/token" for a config, with the plan's blocks when there is one. */
+    static String kvLine(io.modelopt.core.model.ModelConfig config, KvDtype kv, KvBudget.Plan plan) {
+        if (plan != null) return plan.toString();
+        var l = io.modelopt.core.kv.KvLayout.of(config.numLayers(), config.numKvHeads(), config.headDim(), 1, 16, kv);
+        return String.format(Locale.ROOT, "KV cache %s: %,.0f bytes/token", kv.cliName(), l.bytesPerToken());
     }
 
     /**

@@ -10,6 +10,7 @@ import io.modelopt.core.generate.GenerationResult;
 import io.modelopt.core.generate.GenerationTimings;
 import io.modelopt.core.generate.Generator;
 import io.modelopt.core.generate.TokenListener;
+import io.modelopt.core.kv.KvBudget;
 import io.modelopt.core.kv.KvDtype;
 import io.modelopt.core.sampling.SamplingParams;
 import java.io.PrintStream;
@@ -45,15 +46,15 @@ public final class GenerateCommand implements Command {
                   --threads T           worker threads (default: all processors)
                   --ctx N               context length: prompt + generated tokens (default and maximum:
                                         the model's trained context length)
-                  --kv f16|f32          KV cache element type (default f16)
+%s
                   --echo                print the prompt before the generated text
                 Generation ends at an end-of-sequence token, the stop string, --max-tokens, or when
-                prompt + generated tokens fill the context. Stats go to stderr.""".formatted(CommandOptions.BACKEND_USAGE.strip());
+                prompt + generated tokens fill the context. Stats go to stderr.""".formatted(CommandOptions.BACKEND_USAGE.strip(), CommandOptions.KV_USAGE);
     }
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         Args args = Args.parse(argv, Set.of("model", "prompt", "max-tokens", "temperature", "top-k", "top-p", "min-p",
-                "repeat-penalty", "repeat-last-n", "seed", "stop", "threads", "ctx", "kv", "backend"), Set.of("echo"));
+                "repeat-penalty", "repeat-last-n", "seed", "stop", "threads", "ctx", "kv", "kv-cache", "kv-budget", "backend"), Set.of("echo"));
         Path model = Path.of(args.require("model"));
         String prompt = args.require("prompt");
         SamplingParams.Builder sb = SamplingParams.builder()
@@ -78,6 +79,9 @@ public final class GenerateCommand implements Command {
 
         try (ModelOptimizer m = ModelOptimizer.load(model)) {
             int ctx = CommandOptions.contextLength(args, m.config().contextLength(), 1);
+            KvBudget.Plan plan = CommandOptions.kvPlan(args, m.config(), kv, ctx);
+            if (!backend.kvDtypes().contains(kv)) throw new Args.UsageException("--kv-cache " + kv.cliName() + ": backend " + backend.name() + " supports " + backend.kvDtypes());
+            err.println(CommandOptions.kvLine(m.config(), kv, plan));
             RunnerOptions ro = RunnerOptions.builder().threads(threads).kvDtype(kv).contextLength(ctx).maxLogitsRows(1).build();
             try (ModelRunner runner = backend.load(m.source(), ro); Generator g = new Generator(runner, m.tokenizer())) {
                 if (args.has("echo")) out.print(prompt);

@@ -4,6 +4,8 @@ import io.modelopt.core.engine.Batch;
 import io.modelopt.core.engine.Logits;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.kv.KvCache;
+import io.modelopt.core.kv.KvStorage;
+import io.modelopt.kvcache.BlockManager;
 import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import java.util.List;
@@ -83,6 +85,42 @@ public final class InferenceBench {
         long t3 = System.nanoTime();
         long a1 = allocatedBytes();
         return new Run(t1 - t0, prompt.size(), t3 - t2, decodeSteps, a0 < 0 || a1 < 0 ? -1 : a1 - a0);
+    }
+
+    /**
+     * {@link #run} on paged storage, as the engine runs it: sequence 0's blocks come from
+     * {@code blocks} (freed and allocated again each run), each step's batch carries its block
+     * table, and {@link ModelRunner#forward(Batch, KvStorage)} runs on the bare storage.
+     */
+    public static Run runPaged(ModelRunner runner, KvStorage storage, BlockManager blocks, int[] prompt, int decodeSteps, int[] generated) {
+        if (blocks.contains(0)) blocks.free(0);
+        if (blocks.allocate(0, prompt) == BlockManager.OUT_OF_BLOCKS) {
+            throw new IllegalStateException("the KV pool of " + blocks.numBlocks() + " blocks cannot hold a prompt of " + prompt.length + " tokens");
+        }
+        int bs = blocks.blockSize();
+        Batch.Builder pb = Batch.builder(prompt.length);
+        for (int i = 0; i < prompt.length; i++) pb.add(prompt[i], i, 0, i == prompt.length - 1);
+        Batch first = pb.blockSize(bs).blockTable(0, blocks.blockTable(0)).build();
+        Batch.Builder step = Batch.builder(1);
+        long t0 = System.nanoTime();
+        Logits logits = runner.forward(first, storage);
+        long t1 = System.nanoTime();
+        blocks.markComputed(0, prompt.length);
+        int token = logits.argmax(logits.rows() - 1);
+        int position = prompt.length;
+        if (generated != null && generated.length > 0) generated[0] = token;
+        long a0 = allocatedBytes();
+        long t2 = System.nanoTime();
+        for (int i = 0; i < decodeSteps; i++) {
+            if (!blocks.appendSlot(0, token)) throw new IllegalStateException("the KV pool of " + blocks.numBlocks() + " blocks is full at position " + position);
+            logits = runner.forward(step.clear().add(token, position++, 0, true).blockSize(bs).blockTable(0, blocks.blockTable(0)).build(), storage);
+            blocks.markComputed(0, position);
+            token = logits.argmax(0);
+            if (generated != null && i + 1 < generated.length) generated[i + 1] = token;
+        }
+        long t3 = System.nanoTime();
+        long a1 = allocatedBytes();
+        return new Run(t1 - t0, prompt.length, t3 - t2, decodeSteps, a0 < 0 || a1 < 0 ? -1 : a1 - a0);
     }
 
     /** Heap bytes allocated so far by all threads (including ended ones), or -1. */

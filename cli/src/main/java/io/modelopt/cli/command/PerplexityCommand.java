@@ -8,6 +8,7 @@ import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.eval.Perplexity;
 import io.modelopt.core.eval.WindowProtocol;
+import io.modelopt.core.kv.KvBudget;
 import io.modelopt.core.kv.KvDtype;
 import io.modelopt.core.tokenizer.Tokenizer;
 import java.io.PrintStream;
@@ -40,13 +41,13 @@ public final class PerplexityCommand implements Command {
                   --chunks N            evaluate only the first N windows (default: all)
                   %s
                   --threads T           worker threads (default: all processors)
-                  --kv f16|f32          KV cache element type (default f16, as llama.cpp)
+%s
                 Prints tokens, windows, scored tokens, mean NLL, the +/- llama.cpp prints and seconds;
-                the last line is "perplexity: <value>". Progress goes to stderr.""".formatted(CommandOptions.BACKEND_USAGE.strip());
+                the last line is "perplexity: <value>". Progress goes to stderr.""".formatted(CommandOptions.BACKEND_USAGE.strip(), CommandOptions.KV_USAGE);
     }
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        Args args = Args.parse(argv, Set.of("model", "text", "ctx", "method", "chunks", "threads", "kv", "backend"), Set.of());
+        Args args = Args.parse(argv, Set.of("model", "text", "ctx", "method", "chunks", "threads", "kv", "kv-cache", "kv-budget", "backend"), Set.of());
         Path model = Path.of(args.require("model"));
         Path textFile = Path.of(args.require("text"));
         String method = args.get("method", "llama.cpp").toLowerCase(Locale.ROOT);
@@ -69,6 +70,8 @@ public final class PerplexityCommand implements Command {
         long start = System.nanoTime();
         try (ModelOptimizer m = ModelOptimizer.load(model)) {
             int ctx = CommandOptions.contextLength(args, m.config().contextLength(), 2);
+            KvBudget.Plan plan = CommandOptions.kvPlan(args, m.config(), kv, ctx);
+            if (!backend.kvDtypes().contains(kv)) throw new Args.UsageException("--kv-cache " + kv.cliName() + ": backend " + backend.name() + " supports " + backend.kvDtypes());
             Tokenizer tok = m.tokenizer();
             // as llama-perplexity: add_special = true, parse_special = false
             int[] tokens = tok.encode(text, true, false);
@@ -87,7 +90,8 @@ public final class PerplexityCommand implements Command {
             double seconds = (System.nanoTime() - start) / 1e9;
             out.println("model: " + model);
             out.println("tokens: " + tokens.length);
-            out.printf(Locale.ROOT, "windows: %d x %d tokens (%s method, KV %s)%n", r.windows(), ctx, method, kv.name().toLowerCase(Locale.ROOT));
+            out.printf(Locale.ROOT, "windows: %d x %d tokens (%s method, KV %s)%n", r.windows(), ctx, method, kv.cliName());
+            out.println(CommandOptions.kvLine(m.config(), kv, plan));
             out.println("scored tokens: " + r.tokensScored());
             out.printf(Locale.ROOT, "mean NLL: %.6f%n", r.meanNll());
             out.printf(Locale.ROOT, "+/-: %.5f%n", r.error());

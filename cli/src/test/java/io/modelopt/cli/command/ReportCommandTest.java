@@ -48,7 +48,7 @@ class ReportCommandTest {
         assertTrue(r.out().contains("Method: per stage no warm-up, then 1 measured runs"), r.out());
         assertTrue(r.out().contains("Rule: the fastest stage"), r.out());
         assertTrue(r.out().contains("| 2 int8 "), r.out());
-        assertTrue(r.out().contains("stage 4: not available: needs the INT8 KV cache"), r.out());
+        assertTrue(r.out().contains("| 4 int4+kv8+engine "), "stage 4 runs now that core has the INT8 KV cache:\n" + r.out());
         assertTrue(r.err().contains("stage 3 of 4 (int4): quantizing"), "progress names the stage and what it does:\n" + r.err());
         for (String f : List.of("report.md", "report.csv", "report.json", "report.svg")) assertTrue(Files.size(out.resolve(f)) > 0, f);
         assertEquals(Files.readString(out.resolve("report.json")), Files.readString(json));
