@@ -16,12 +16,17 @@ import java.util.Objects;
  * @param maxSequences   default number of sequences of {@link ModelRunner#newKvCache()}
  * @param contextLength  positions a sequence may use; 0 = the model's trained context length
  * @param kernelMode     Vector API or scalar element-wise kernels
+ * @param batchInvariant every row of a batch computed by the same kernels in the same reduction
+ *                       order as when it runs alone (each token's matrix products one row at a time,
+ *                       attention read from the KV storage for every token), so a sequence's logits
+ *                       are bit-identical whatever else shares its steps; costs the weight reuse of
+ *                       the multi-row GEMM (see docs/ENGINE.md)
  * @param computePool    a pool shared with other runners (e.g. the base and quantized models of a
  *                       KL comparison), which the runner does not close; or null for a pool of
  *                       {@code threads} workers owned by the runner. Given a pool, {@code threads} is its size.
  */
 public record RunnerOptions(int threads, KvDtype kvDtype, int maxBatchTokens, int maxLogitsRows, int maxSequences,
-                            int contextLength, KernelMode kernelMode, ComputePool computePool) {
+                            int contextLength, KernelMode kernelMode, ComputePool computePool, boolean batchInvariant) {
 
     public RunnerOptions {
         Objects.requireNonNull(kvDtype, "kvDtype");
@@ -50,7 +55,7 @@ public record RunnerOptions(int threads, KvDtype kvDtype, int maxBatchTokens, in
 
     public Builder toBuilder() {
         return new Builder().threads(threads).kvDtype(kvDtype).maxBatchTokens(maxBatchTokens).maxLogitsRows(maxLogitsRows)
-                .maxSequences(maxSequences).contextLength(contextLength).kernelMode(kernelMode).computePool(computePool);
+                .maxSequences(maxSequences).contextLength(contextLength).kernelMode(kernelMode).computePool(computePool).batchInvariant(batchInvariant);
     }
 
     /** The context length to use for a model trained with {@code trained} positions. */
@@ -65,6 +70,7 @@ public record RunnerOptions(int threads, KvDtype kvDtype, int maxBatchTokens, in
         private int contextLength;
         private KernelMode kernelMode = KernelMode.DEFAULT;
         private ComputePool computePool;
+        private boolean batchInvariant;
 
         /** Worker threads (default: available processors). */
         public Builder threads(int v) { threads = v; return this; }
@@ -83,9 +89,12 @@ public record RunnerOptions(int threads, KvDtype kvDtype, int maxBatchTokens, in
         /** Run on a shared pool the runner does not own (default: none, the runner makes its own of {@link #threads} workers). */
         public Builder computePool(ComputePool v) { computePool = v; return this; }
 
+        /** See {@link RunnerOptions#batchInvariant()}; off by default. */
+        public Builder batchInvariant(boolean v) { batchInvariant = v; return this; }
+
         public RunnerOptions build() {
             return new RunnerOptions(computePool != null ? computePool.threads() : threads, kvDtype, maxBatchTokens,
-                    maxLogitsRows < 0 ? maxBatchTokens : maxLogitsRows, maxSequences, contextLength, kernelMode, computePool);
+                    maxLogitsRows < 0 ? maxBatchTokens : maxLogitsRows, maxSequences, contextLength, kernelMode, computePool, batchInvariant);
         }
     }
 }

@@ -9,5 +9,9 @@ public enum FinishReason {
     /** The requested number of tokens was generated. */
     MAX_TOKENS,
     /** Prompt plus generated tokens filled the context length before {@code maxTokens} were reached. */
-    CONTEXT_FULL
+    CONTEXT_FULL,
+    /** Ended by its caller (a cancelled request); used by the engine. */
+    CANCELLED,
+    /** Its deadline passed; what it produced so far is kept. Used by the engine. */
+    EXPIRED
 }

@@ -207,14 +207,36 @@ final class CpuLlamaOps implements LlamaOps {
         pool.parallelFor(batch.size(), normTask);
     }
 
+    /**
+     * Batch-invariant mode ({@link io.modelopt.core.engine.RunnerOptions#batchInvariant()}): every
+     * token's products one row at a time through the single-row kernel, and attention read from the
+     * KV storage for every token (no dense copy), so a row's reduction order never depends on the
+     * other rows of the step.
+     */
+    void batchInvariant(boolean on) { this.batchInvariant = on; }
+
+    private boolean batchInvariant;
+
     @Override public void matmul(Activation in, WeightMatrix w0, Activation out0, WeightMatrix w1, Activation out1, WeightMatrix w2, Activation out2) {
         int n = in == Activation.FINAL ? batch.logitsCount() : batch.size();
         if (n == 0) return;
+        if (batchInvariant) {
+            for (int t = 0; t < n; t++) {
+                rowMatmul(w0, in, out0, t);
+                if (w1 != null) rowMatmul(w1, in, out1, t);
+                if (w2 != null) rowMatmul(w2, in, out2, t);
+            }
+            return;
+        }
         if (w1 == null) {
             MatMul.matmul(pool, w0, buffer(in), n, buffer(out0));
         } else {
             MatMul.matmulSharedInput(pool, buffer(in), n, w0, buffer(out0), w1, buffer(out1), w2, w2 == null ? null : buffer(out2));
         }
+    }
+
+    private void rowMatmul(WeightMatrix w, Activation in, Activation out, int t) {
+        MatMul.matmul(pool, w, buffer(in), t * w.cols(), w.cols(), 1, buffer(out), t * w.rows(), w.rows());
     }
 
     @Override public void biasRopeStore(float[] bq, float[] bk, float[] bv, int kvLayer) {
@@ -294,7 +316,7 @@ final class CpuLlamaOps implements LlamaOps {
         int used = 0;
         for (int j = 0; j < seqs; j++) {
             int rows = b.lastPosition(j) + 1;
-            if (b.sequenceTokens(j) >= 2 && used + rows <= densePositions) {
+            if (!batchInvariant && b.sequenceTokens(j) >= 2 && used + rows <= densePositions) {
                 denseStart[j] = used;
                 used += rows;
             } else {

@@ -65,6 +65,7 @@ public final class CpuLlamaRunner implements ModelRunner {
         LlamaWeights weights;
         try {
             this.ops = new CpuLlamaOps(config, options.maxBatchTokens(), options.maxLogitsRows(), contextLength, mode, pool, bound.ropeFreqFactors());
+            ops.batchInvariant(options.batchInvariant());
             long t0 = System.nanoTime();
             weights = repack ? WeightRepacking.repack(bound, packArena, pool) : bound;
             if (repack) {
