@@ -8,6 +8,7 @@ module io.modelopt.quantization {
     exports io.modelopt.quantization.hf;
     exports io.modelopt.quantization.policy;
     exports io.modelopt.quantization.model;
+    exports io.modelopt.quantization.calib;
 
     provides io.modelopt.core.kernel.WeightFormatProvider with io.modelopt.quantization.format.PackedIntFormatProvider,
             io.modelopt.quantization.hf.HfFormatProvider;
