@@ -20,8 +20,8 @@ import java.lang.foreign.MemorySegment;
  */
 public final class HessianAccumulator implements InputStatistics {
     private final ComputePool pool;
-    private final int cols;
-    private final double[] sum;
+    private int cols;
+    private double[] sum;
     private float[] transposed = new float[0];
     private float[] product;
     private long tokens;
@@ -32,7 +32,17 @@ public final class HessianAccumulator implements InputStatistics {
         this.sum = new double[cols * cols];
     }
 
+    /** Sized by the first batch it sees. */
+    public HessianAccumulator(ComputePool pool) {
+        this.pool = pool;
+        this.cols = -1;
+    }
+
     @Override public void accept(float[] rows, int n, int c) {
+        if (sum == null) {
+            cols = c;
+            sum = new double[c * c];
+        }
         if (c != cols) throw new IllegalArgumentException("Hessian of " + cols + " columns fed rows of " + c);
         if (n == 0) return;
         if (transposed.length < n * cols) transposed = new float[n * cols];
@@ -55,6 +65,7 @@ public final class HessianAccumulator implements InputStatistics {
 
     /** {@code 2XᵀX / n}, row-major {@code cols × cols} (a new array). */
     public double[] hessian() {
+        if (sum == null) throw new IllegalStateException("no inputs were accumulated");
         double[] h = new double[sum.length];
         if (tokens == 0) return h;
         double f = 2.0 / tokens;
@@ -74,6 +85,6 @@ public final class HessianAccumulator implements InputStatistics {
     }
 
     @Override public long bytes() {
-        return 8L * sum.length + 4L * transposed.length + (product == null ? 0 : 4L * product.length);
+        return (sum == null ? 0 : 8L * sum.length) + 4L * transposed.length + (product == null ? 0 : 4L * product.length);
     }
 }
