@@ -35,10 +35,13 @@ import java.util.TreeSet;
  *                      presets, which follow llama-quantize's own choices)
  * @param rules         per-tensor overrides, applied in order (a later matching rule wins)
  * @param calibration   calibration data for AWQ/GPTQ, or null
+ * @param actOrder      GPTQ: quantize columns in descending order of the Hessian's diagonal ({@code desc_act}),
+ *                      with static groups
+ * @param damp          GPTQ: dampening as a fraction of the Hessian's mean diagonal (default {@value #DEFAULT_DAMP})
  */
 public record QuantizationSpec(String method, int bits, int groupSize, boolean symmetric, boolean clipSearch,
                                ScaleType scaleType, boolean keepEmbeddingAndOutput, List<LayerRule> rules,
-                               CalibrationSpec calibration) {
+                               CalibrationSpec calibration, boolean actOrder, double damp) {
 
     /** The group size written {@code --group-size -1}: one group per output row (per-channel). */
     public static final int PER_CHANNEL = -1;
@@ -46,7 +49,10 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
     /** Target of a rule that leaves matching tensors as they are in the input. */
     public static final String KEEP = "keep";
 
-    private static final Set<String> INTEGER_METHODS = Set.of("rtn", "awq", "gptq");
+    private static final Set<String> INTEGER_METHODS = Set.of("rtn", "awq", "gptq", "awq+gptq");
+
+    /** GPTQ's default dampening, 1% of the Hessian's mean diagonal. */
+    public static final double DEFAULT_DAMP = 0.01;
 
     /**
      * llama-quantize's types and presets (lower case) a GGUF method may name; {@code q3_k},
@@ -134,6 +140,9 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
     /** Builder for GPTQ (INT4 g128 asymmetric; needs calibration data). */
     public static Builder gptq() { return new Builder("gptq").bits(4).groupSize(128).symmetric(false); }
 
+    /** Builder for AWQ's scales then GPTQ's rounding (INT4 g128 asymmetric; needs calibration data). */
+    public static Builder awqGptq() { return new Builder("awq+gptq").bits(4).groupSize(128).symmetric(false); }
+
     /** Builder for any method by name (as {@code --method} takes it), with that method's defaults. */
     public static Builder method(String name) {
         String m = normalize(name);
@@ -141,6 +150,7 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
             case "rtn" -> int4();
             case "awq" -> awq();
             case "gptq" -> gptq();
+            case "awq+gptq" -> awqGptq();
             default -> gguf(m);
         };
     }
@@ -148,7 +158,8 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
     /** A builder starting from this spec. */
     public Builder toBuilder() {
         Builder b = new Builder(method).bits(bits).groupSize(groupSize).symmetric(symmetric).clipSearch(clipSearch)
-                .scaleType(scaleType).keepEmbeddingAndOutput(keepEmbeddingAndOutput).calibration(calibration);
+                .scaleType(scaleType).keepEmbeddingAndOutput(keepEmbeddingAndOutput).calibration(calibration)
+                .actOrder(actOrder).damp(damp);
         for (LayerRule r : rules) b.rule(r);
         return b;
     }
@@ -176,6 +187,8 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
                     .append(symmetric ? " sym" : " asym");
             if (scaleType == ScaleType.F32) sb.append(" f32-scales");
             if (clipSearch) sb.append(" clip-search");
+            if (actOrder) sb.append(" act-order");
+            if (damp != DEFAULT_DAMP) sb.append(" damp ").append(damp);
         }
         if (!rules.isEmpty()) sb.append(" rules ").append(rules);
         return sb.toString();
@@ -192,6 +205,8 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
         private boolean keepEmbeddingAndOutput = true;
         private final List<LayerRule> rules = new ArrayList<>();
         private CalibrationSpec calibration;
+        private boolean actOrder;
+        private double damp = DEFAULT_DAMP;
 
         private Builder(String method) {
             this.method = normalize(method);
@@ -223,6 +238,12 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
 
         public Builder calibration(CalibrationSpec calibration) { this.calibration = calibration; return this; }
 
+        /** GPTQ's act-order ({@code desc_act}) with static groups. */
+        public Builder actOrder(boolean actOrder) { this.actOrder = actOrder; return this; }
+
+        /** GPTQ's dampening, a positive fraction of the Hessian's mean diagonal. */
+        public Builder damp(double damp) { this.damp = damp; return this; }
+
         /**
          * @throws IllegalArgumentException an unknown method (naming the known ones), or bits, a
          *         group size or an option the method does not take
@@ -234,14 +255,18 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
             }
             if (gguf) {
                 if (clipSearch) throw new IllegalArgumentException("clip search is an RTN option; " + method + " uses llama.cpp's own search");
-                return new QuantizationSpec(method, 0, PER_CHANNEL, false, false, scaleType, keepEmbeddingAndOutput, rules, calibration);
+                return new QuantizationSpec(method, 0, PER_CHANNEL, false, false, scaleType, keepEmbeddingAndOutput, rules, calibration, false, DEFAULT_DAMP);
             }
             if (bits != 2 && bits != 3 && bits != 4 && bits != 8) throw new IllegalArgumentException(method + ": bits must be 2, 3, 4 or 8, got " + bits);
             if (groupSize != PER_CHANNEL && groupSize != 32 && groupSize != 64 && groupSize != 128) {
                 throw new IllegalArgumentException(method + ": group size must be 32, 64, 128 or -1 (per channel), got " + groupSize);
             }
             if (clipSearch && !method.equals("rtn")) throw new IllegalArgumentException("clip search is an RTN option, not one of " + method);
-            return new QuantizationSpec(method, bits, groupSize, symmetric, clipSearch, scaleType, keepEmbeddingAndOutput, rules, calibration);
+            boolean gptq = method.contains("gptq");
+            if (actOrder && !gptq) throw new IllegalArgumentException("act-order is a GPTQ option, not one of " + method);
+            if (!(damp > 0) || !Double.isFinite(damp)) throw new IllegalArgumentException("damp must be positive (a fraction of the Hessian's mean diagonal, e.g. 0.01), got " + damp);
+            if (damp != DEFAULT_DAMP && !gptq) throw new IllegalArgumentException("damp is a GPTQ option, not one of " + method);
+            return new QuantizationSpec(method, bits, groupSize, symmetric, clipSearch, scaleType, keepEmbeddingAndOutput, rules, calibration, actOrder, damp);
         }
     }
 }

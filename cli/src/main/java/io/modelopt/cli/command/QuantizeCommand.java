@@ -44,12 +44,18 @@ public final class QuantizeCommand implements Command {
         return """
                 usage: modelopt quantize --model MODEL --method METHOD --out PATH [options]
                   --model PATH          an F32, F16 or BF16 model: a .gguf file or a Hugging Face directory
-                  --method NAME         rtn (our INT formats, round to nearest), or a llama.cpp type/preset:
+                  --method NAME         rtn (our INT formats, round to nearest), gptq, awq, awq+gptq (calibrated), or a llama.cpp type/preset:
                                         %s
-                  --bits B              rtn: 2, 3, 4 or 8 (default 4; 8 is per channel symmetric unless told)
+                  --bits B              rtn/gptq/awq: 2, 3, 4 or 8 (default 4; 8 is per channel symmetric unless told)
                   --group-size G        rtn: 32, 64, 128, or -1 for one group per row (default 128)
                   --symmetric           rtn: no zero points (INT4 defaults to asymmetric, as AutoAWQ)
                   --clip-search         rtn: search each group's range for the lowest weight MSE
+                  --calib FILE          awq, gptq, awq+gptq: calibration text (repeatable; *.ids/*.tokens: token ids)
+                  --samples N           calibration sequences (default 128)
+                  --seq-len L           tokens per sequence (default 512, capped at the model's context)
+                  --seed S              of the random choice of sequences (default 0)
+                  --act-order           gptq: columns in descending order of the Hessian's diagonal (static groups)
+                  --damp D              gptq: dampening, a fraction of the Hessian's mean diagonal (default 0.01)
                   --keep PATTERN        leave matching tensors as they are (repeatable)
                   --override PAT=TYPE   give matching tensors TYPE: keep, F16, F32, a ggml type (Q4_K, Q8_0...),
                                         or ours (INT8, INT4_G128, INT4_G32_SYM ...); repeatable, later rules win.
@@ -70,8 +76,9 @@ public final class QuantizeCommand implements Command {
     }
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) {
-        Args args = Args.parse(argv, Set.of("model", "method", "imatrix", "out", "bits", "group-size", "keep", "override", "format"),
-                Set.of("force", "symmetric", "clip-search", "plan"));
+        Args args = Args.parse(argv, Set.of("model", "method", "imatrix", "out", "bits", "group-size", "keep", "override", "format",
+                        "calib", "samples", "seq-len", "seed", "damp"),
+                Set.of("force", "symmetric", "clip-search", "plan", "act-order"));
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
         if (!args.has("model")) throw new Args.UsageException("--model is required");
         if (!args.has("method")) throw new Args.UsageException("--method is required");
@@ -82,11 +89,16 @@ public final class QuantizeCommand implements Command {
         if (!Files.exists(model)) throw new IllegalArgumentException("no such model file: " + model);
         if (!plan && Files.exists(output) && !args.has("force")) throw new IllegalArgumentException(output + " exists; pass --force to overwrite it");
         String method = args.get("method", null).trim().toLowerCase(Locale.ROOT);
-        boolean integer = method.equals("rtn") || method.equals("awq") || method.equals("gptq");
+        boolean integer = method.equals("rtn") || method.equals("awq") || method.equals("gptq") || method.equals("awq+gptq");
         boolean rules = args.has("keep") || args.has("override");
         boolean rtnOptions = args.has("bits") || args.has("group-size") || args.has("symmetric") || args.has("clip-search");
-        if (!integer && rtnOptions) throw new IllegalArgumentException("--bits, --group-size, --symmetric and --clip-search apply to --method rtn, not " + method);
+        if (!integer && rtnOptions) throw new IllegalArgumentException("--bits, --group-size, --symmetric and --clip-search apply to --method rtn, awq and gptq, not " + method);
         String format = args.get("format", integer ? "compressed-tensors" : "gguf").trim().toLowerCase(Locale.ROOT);
+        boolean calibrated = integer && !method.equals("rtn");
+        if (!calibrated && (args.has("calib") || args.has("samples") || args.has("seq-len") || args.has("seed"))) {
+            throw new IllegalArgumentException("--calib, --samples, --seq-len and --seed apply to the calibrated methods (awq, gptq, awq+gptq), not " + method);
+        }
+        if (calibrated && !args.has("calib") && !plan) throw new Args.UsageException(method + " needs calibration text: --calib FILE (repeatable)");
         if (!integer && !rules && !plan && format.equals("gguf")) return llamaQuantize(args, model, output, err, out);
         if (args.has("imatrix")) throw new IllegalArgumentException("--imatrix applies to a GGUF preset without --keep/--override/--plan");
         if (!integer && !QuantizationSpec.GGUF_METHODS.contains(method)) {
@@ -123,6 +135,20 @@ public final class QuantizeCommand implements Command {
         if (args.has("group-size")) b.groupSize(args.getInt("group-size", 128));
         if (args.has("symmetric")) b.symmetric(true);
         if (args.has("clip-search")) b.clipSearch(true);
+        if (args.has("act-order")) b.actOrder(true);
+        if (args.has("damp")) b.damp(Double.parseDouble(args.get("damp", null)));
+        if (args.has("calib")) {
+            List<Path> files = new java.util.ArrayList<>();
+            for (Map.Entry<String, String> o : args.occurrences()) {
+                if (o.getKey().equals("calib")) {
+                    Path f = Path.of(o.getValue());
+                    if (!Files.isRegularFile(f)) throw new IllegalArgumentException("no such calibration file: " + f);
+                    files.add(f);
+                }
+            }
+            b.calibration(new QuantizationSpec.CalibrationSpec(files, args.getInt("samples", 128), args.getInt("seq-len", 512),
+                    Long.parseLong(args.get("seed", "0"))));
+        }
         for (Map.Entry<String, String> o : args.occurrences()) {
             if (o.getKey().equals("keep")) b.keep(o.getValue());
             else if (o.getKey().equals("override")) b.rule(QuantizationSpec.LayerRule.parse(o.getValue()));

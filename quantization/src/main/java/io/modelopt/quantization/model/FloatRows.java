@@ -7,14 +7,14 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /** Rows of an F32/F16/BF16 tensor as floats (F16 and BF16 converted exactly), and float rows written back as those types. */
-final class FloatRows {
+public final class FloatRows {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private FloatRows() {}
 
     /** Row {@code row} of {@code t} (ne0 values) into {@code x[0..ne0)}. */
-    static void read(TensorData t, long row, float[] x) {
+    public static void read(TensorData t, long row, float[] x) {
         int n = (int) t.rowLength();
         MemorySegment d = t.data();
         long first = row * n;
@@ -27,7 +27,7 @@ final class FloatRows {
     }
 
     /** {@code x[0..n)} as row {@code row} of an F32/F16/BF16 segment (F16 round to nearest even, BF16 as ggml rounds it). */
-    static void write(MemorySegment d, GgmlType type, long row, float[] x, int n) {
+    public static void write(MemorySegment d, GgmlType type, long row, float[] x, int n) {
         long first = row * n;
         switch (type) {
             case F32 -> MemorySegment.copy(x, 0, d, F32, first * 4, n);

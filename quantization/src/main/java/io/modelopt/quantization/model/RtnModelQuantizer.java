@@ -57,8 +57,20 @@ public final class RtnModelQuantizer implements Quantizer {
 
     @Override public QuantizedModelSource quantize(ModelSource source, QuantizationSpec spec, ProgressListener progress) {
         if (!supports(spec)) throw new IllegalArgumentException("RtnModelQuantizer does not implement method '" + spec.method() + "' (it does rtn and the GGUF types)");
+        return assemble(source, spec, LayerPolicy.plan(source, spec), progress, Arena.ofShared(), Map.of(), Map.of(), Map.of());
+    }
+
+    /**
+     * Builds the in-memory model of {@code plan}: tensors in {@code precomputed} (a calibrated
+     * method's INT weights, by canonical name, allocated in {@code arena}) are taken as they are,
+     * {@code replacedFloats} (row-major F32 values of kept float tensors a method changed, such as
+     * AWQ's norms) are written in the tensor's own type, everything else is quantized as
+     * {@link #quantize} does. The result owns {@code arena}; it is closed on failure.
+     */
+    public static QuantizedModelSource assemble(ModelSource source, QuantizationSpec spec, QuantizationPlan plan, ProgressListener progress,
+                                                Arena arena, Map<String, PackedIntTensors> precomputed, Map<String, float[]> replacedFloats,
+                                                Map<String, Object> extraMetadata) {
         ProgressListener listener = progress == null ? ProgressListener.NONE : progress;
-        QuantizationPlan plan = LayerPolicy.plan(source, spec);
         Tokenizer tokenizer = null;
         RuntimeException tokenizerError = null;
         try {
@@ -71,8 +83,8 @@ public final class RtnModelQuantizer implements Quantizer {
         for (TensorData t : in.values()) total += t.byteSize();
         Map<String, TensorData> out = new LinkedHashMap<>();
         Map<String, Object> metadata = new LinkedHashMap<>(source.metadata());
+        metadata.putAll(extraMetadata);
         Map<String, String> fileNames = new LinkedHashMap<>();
-        Arena arena = Arena.ofShared();
         long t0 = System.nanoTime();
         try {
             long done = 0;
@@ -84,11 +96,16 @@ public final class RtnModelQuantizer implements Quantizer {
                 listener.onProgress(String.format(Locale.ROOT, "quantize %d/%d %s", i, n, e.name()), done, total);
                 if (row.length < src.rowLength()) row = new float[(int) src.rowLength()];
                 switch (e.target()) {
+                    case TargetFormat.Keep k when replacedFloats.containsKey(e.name()) -> put(out, replaced(src, replacedFloats.get(e.name()), arena));
                     case TargetFormat.Keep k -> put(out, copy(src, arena));
                     case TargetFormat.Ggml g when !g.type().isQuantized() -> put(out, convert(src, g.type(), row, arena));
                     case TargetFormat.Ggml g -> put(out, blocks(src, g.type(), row, arena));
                     case TargetFormat.Int it -> {
-                        for (TensorData t : packed(src, it.scheme(), spec.clipSearch(), row, arena)) put(out, t);
+                        PackedIntTensors pre = precomputed.get(e.name());
+                        if (pre != null && !pre.scheme().equals(it.scheme())) {
+                            throw new IllegalStateException(e.name() + " was quantized as " + pre.scheme() + ", the plan says " + it.scheme());
+                        }
+                        for (TensorData t : pre != null ? pre.tensors() : packed(src, it.scheme(), spec.clipSearch(), row, arena)) put(out, t);
                         metadata.put(PackedIntBinder.metadataKey(e.name()), it.scheme().formatName());
                     }
                 }
@@ -123,6 +140,19 @@ public final class RtnModelQuantizer implements Quantizer {
     private static TensorData copy(TensorData src, Arena arena) {
         MemorySegment d = arena.allocate(src.byteSize(), ALIGNMENT);
         d.copyFrom(src.data());
+        return new TensorData(src.name(), src.type(), src.shape(), d);
+    }
+
+    private static TensorData replaced(TensorData src, float[] values, Arena arena) {
+        if (values.length != src.elementCount()) throw new IllegalArgumentException(src.name() + ": " + values.length + " replacement values for " + src.elementCount() + " elements");
+        if (src.type().isQuantized()) throw new IllegalArgumentException(src.name() + " is " + src.type() + ": only float tensors can be replaced");
+        int cols = (int) src.rowLength();
+        MemorySegment d = arena.allocate(src.type().bytesFor(src.elementCount()), ALIGNMENT);
+        float[] row = new float[cols];
+        for (long r = 0, rows = src.rows(); r < rows; r++) {
+            System.arraycopy(values, (int) (r * cols), row, 0, cols);
+            FloatRows.write(d, src.type(), r, row, cols);
+        }
         return new TensorData(src.name(), src.type(), src.shape(), d);
     }
 

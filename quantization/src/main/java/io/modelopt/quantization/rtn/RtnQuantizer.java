@@ -120,14 +120,14 @@ public final class RtnQuantizer {
     }
 
     /** The stored scale of range {@code [lo, hi]} ({@code lo ≤ 0 ≤ hi}): float arithmetic, then F16 rounding for an F16 scheme. */
-    static float scale(IntScheme s, float lo, float hi) {
+    public static float scale(IntScheme s, float lo, float hi) {
         int maxq = s.maxCode();
         float raw = s.symmetric() ? 2f * Math.max(-lo, hi) / maxq : (hi - lo) / maxq;
         return s.scaleType() == IntScheme.ScaleType.F16 ? Float.float16ToFloat(Float.floatToFloat16(raw)) : raw;
     }
 
     /** The zero point: symmetric or scale 0, the scheme's middle code; else {@code round(−lo / scale)} in {@code [0, maxq]}. */
-    static int zero(IntScheme s, float lo, float scale) {
+    public static int zero(IntScheme s, float lo, float scale) {
         if (s.symmetric() || scale == 0) return s.symmetricZero();
         return (int) Math.clamp(Math.rint(-lo / (double) scale), 0, s.maxCode());
     }

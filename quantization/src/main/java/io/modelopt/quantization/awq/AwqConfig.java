@@ -1,0 +1,44 @@
+package io.modelopt.quantization.awq;
+
+/**
+ * AWQ's search settings, AutoAWQ's defaults: the scale exponent α over {@code i / scaleGrid} for
+ * {@code i = 0 … scaleGrid − 1}; the clip search shrinking each group's |w| maximum to
+ * {@code 1 − i / clipGrid} for {@code i < maxShrink · clipGrid}, measured on at most about
+ * {@code clipSampleTokens} calibration tokens.
+ *
+ * @param scaleGrid        α candidates ({@code n_grid = 20})
+ * @param clip             whether to run the clip search ({@code apply_clip = True})
+ * @param clipGrid         clip grid ({@code n_grid = 20})
+ * @param maxShrink        largest shrink of the maximum ({@code max_shrink = 0.5})
+ * @param clipSampleTokens tokens the clip search measures on ({@code n_sample_token = 512})
+ */
+public record AwqConfig(int scaleGrid, boolean clip, int clipGrid, double maxShrink, int clipSampleTokens) {
+    public AwqConfig {
+        if (scaleGrid < 1) throw new IllegalArgumentException("scaleGrid must be positive, got " + scaleGrid);
+        if (clipGrid < 1) throw new IllegalArgumentException("clipGrid must be positive, got " + clipGrid);
+        if (!(maxShrink >= 0 && maxShrink < 1)) throw new IllegalArgumentException("maxShrink must be in [0, 1), got " + maxShrink);
+        if (clipSampleTokens < 1) throw new IllegalArgumentException("clipSampleTokens must be positive, got " + clipSampleTokens);
+    }
+
+    public static AwqConfig defaults() { return builder().build(); }
+
+    public static Builder builder() { return new Builder(); }
+
+    public static final class Builder {
+        private int scaleGrid = 20;
+        private boolean clip = true;
+        private int clipGrid = 20;
+        private double maxShrink = 0.5;
+        private int clipSampleTokens = 512;
+
+        private Builder() {}
+
+        public Builder scaleGrid(int n) { this.scaleGrid = n; return this; }
+        public Builder clip(boolean clip) { this.clip = clip; return this; }
+        public Builder clipGrid(int n) { this.clipGrid = n; return this; }
+        public Builder maxShrink(double s) { this.maxShrink = s; return this; }
+        public Builder clipSampleTokens(int n) { this.clipSampleTokens = n; return this; }
+
+        public AwqConfig build() { return new AwqConfig(scaleGrid, clip, clipGrid, maxShrink, clipSampleTokens); }
+    }
+}

@@ -1,0 +1,54 @@
+package io.modelopt.quantization.awq;
+
+import java.util.function.ToDoubleFunction;
+
+/**
+ * AutoAWQ's {@code _compute_best_scale} (without {@code duo_scaling}): for {@code α = i / n},
+ * {@code i = 0 … n − 1}, per-input-channel scales {@code s = max(x̄^α, 1e−4)} from the mean
+ * activation magnitude {@code x̄}, normalized to {@code s / sqrt(max s · min s)}; the α whose
+ * scales give the lowest loss wins (the first on ties, as AutoAWQ's strict {@code <}).
+ * {@code α = 0} gives all ones, the unscaled quantization, so the search never does worse than
+ * RTN by its own loss.
+ */
+public final class ScaleSearch {
+    private ScaleSearch() {}
+
+    /** The chosen exponent, its scales and its loss. */
+    public record Result(double alpha, float[] scales, double loss) {}
+
+    /** The normalized scales for exponent {@code alpha} (computed in float, as AutoAWQ in the activations' float32). */
+    public static float[] scales(float[] meanAbs, double alpha) {
+        float[] s = new float[meanAbs.length];
+        float max = 0, min = Float.POSITIVE_INFINITY;
+        for (int c = 0; c < s.length; c++) {
+            float v = Math.max((float) Math.pow(meanAbs[c], alpha), 1e-4f);
+            s[c] = v;
+            max = Math.max(max, v);
+            min = Math.min(min, v);
+        }
+        float norm = (float) Math.sqrt(max * min);
+        for (int c = 0; c < s.length; c++) s[c] /= norm;
+        return s;
+    }
+
+    /**
+     * @param meanAbs per input channel, mean |x| over the calibration tokens
+     * @param grid    number of α candidates
+     * @param loss    the error of quantizing with the given scales (AWQ: the block output's MSE)
+     * @throws IllegalArgumentException for a non-finite mean or loss, naming the channel or α
+     */
+    public static Result search(float[] meanAbs, int grid, ToDoubleFunction<float[]> loss) {
+        for (int c = 0; c < meanAbs.length; c++) {
+            if (!Float.isFinite(meanAbs[c]) || meanAbs[c] < 0) throw new IllegalArgumentException("mean |x| of channel " + c + " is " + meanAbs[c]);
+        }
+        Result best = null;
+        for (int i = 0; i < grid; i++) {
+            double alpha = (double) i / grid;
+            float[] s = scales(meanAbs, alpha);
+            double l = loss.applyAsDouble(s);
+            if (Double.isNaN(l)) throw new IllegalArgumentException("loss at alpha " + alpha + " is NaN");
+            if (best == null || l < best.loss()) best = new Result(alpha, s, l);
+        }
+        return best;
+    }
+}

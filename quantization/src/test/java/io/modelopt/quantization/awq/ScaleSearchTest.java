@@ -1,0 +1,117 @@
+package io.modelopt.quantization.awq;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.modelopt.quantization.format.IntScheme;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * AWQ's α search on a fixed linear layer with a few salient input channels, against a float64
+ * transcription of AutoAWQ's {@code _compute_best_scale} (loss: the layer output's MSE).
+ */
+class ScaleSearchTest {
+    static final int ROWS = 48, COLS = 256, TOKENS = 200;
+
+    @Test void chosenAlphaAndScalesMatchFloat64Reference() {
+        for (IntScheme s : new IntScheme[] {new IntScheme(4, 128, false, IntScheme.ScaleType.F32), new IntScheme(3, 64, false, IntScheme.ScaleType.F32),
+                new IntScheme(4, IntScheme.PER_CHANNEL, false, IntScheme.ScaleType.F32)}) {
+            Random rnd = new Random(17);
+            float[] w = new float[ROWS * COLS], x = new float[TOKENS * COLS];
+            for (int i = 0; i < w.length; i++) w[i] = (float) (rnd.nextGaussian() * 0.05);
+            float[] channel = new float[COLS];
+            for (int c = 0; c < COLS; c++) channel[c] = c % 37 == 0 ? 20f : 0.3f + rnd.nextFloat(); // salient channels
+            for (int t = 0; t < TOKENS; t++) for (int c = 0; c < COLS; c++) x[t * COLS + c] = (float) (rnd.nextGaussian() * channel[c]);
+            float[] mean = new float[COLS];
+            for (int t = 0; t < TOKENS; t++) for (int c = 0; c < COLS; c++) mean[c] += Math.abs(x[t * COLS + c]) / TOKENS;
+
+            ScaleSearch.Result ours = ScaleSearch.search(mean, 20, sc -> outputMse(x, w, FakeQuant.scaled(w, ROWS, COLS, sc, s)));
+            double[] ref = referenceSearch(x, w, s);
+            assertEquals(ref[0], ours.alpha(), 1e-12, s + ": alpha");
+            assertTrue(ours.alpha() > 0, s + ": salient channels should be protected, alpha " + ours.alpha());
+            double[] refScales = referenceScales(x, ref[0]);
+            for (int c = 0; c < COLS; c++) assertEquals(refScales[c], ours.scales()[c], 1e-5 * refScales[c], s + ": scale " + c);
+            assertEquals(ref[1], ours.loss(), 1e-4 * ref[1], s + ": loss");
+            assertTrue(ours.loss() < ref[2], s + ": AWQ loss " + ours.loss() + " not below RTN's " + ref[2]);
+        }
+    }
+
+    private static double outputMse(float[] x, float[] w, float[] q) {
+        double sum = 0;
+        for (int t = 0; t < TOKENS; t++) {
+            for (int r = 0; r < ROWS; r++) {
+                double a = 0, b = 0;
+                for (int c = 0; c < COLS; c++) {
+                    a += (double) x[t * COLS + c] * w[r * COLS + c];
+                    b += (double) x[t * COLS + c] * q[r * COLS + c];
+                }
+                sum += (a - b) * (a - b);
+            }
+        }
+        return sum / ((double) TOKENS * ROWS);
+    }
+
+    // ---- float64 reference, written from AutoAWQ's quantizer.py ----
+
+    private static double[] referenceScales(float[] x, double alpha) {
+        double[] mean = new double[COLS];
+        for (int t = 0; t < TOKENS; t++) for (int c = 0; c < COLS; c++) mean[c] += Math.abs((double) x[t * COLS + c]);
+        double max = 0, min = Double.MAX_VALUE;
+        double[] s = new double[COLS];
+        for (int c = 0; c < COLS; c++) {
+            s[c] = Math.max(Math.pow(mean[c] / TOKENS, alpha), 1e-4);
+            max = Math.max(max, s[c]);
+            min = Math.min(min, s[c]);
+        }
+        for (int c = 0; c < COLS; c++) s[c] /= Math.sqrt(max * min);
+        return s;
+    }
+
+    /** {alpha, its loss, loss at alpha 0}. */
+    private static double[] referenceSearch(float[] x, float[] w, IntScheme scheme) {
+        double bestLoss = Double.POSITIVE_INFINITY, bestAlpha = -1, rtn = 0;
+        for (int i = 0; i < 20; i++) {
+            double alpha = i / 20.0;
+            double[] s = referenceScales(x, alpha);
+            double[] q = new double[w.length];
+            int gs = scheme.groupSize(COLS);
+            for (int r = 0; r < ROWS; r++) {
+                for (int g = 0; g < COLS / gs; g++) {
+                    double lo = 0, hi = 0;
+                    for (int k = 0; k < gs; k++) {
+                        double v = w[r * COLS + g * gs + k] * s[g * gs + k];
+                        lo = Math.min(lo, v);
+                        hi = Math.max(hi, v);
+                    }
+                    int maxq = (1 << scheme.bits()) - 1;
+                    double scale = (hi - lo) / maxq;
+                    double zero = Math.min(maxq, Math.max(0, Math.rint(-lo / scale)));
+                    for (int k = 0; k < gs; k++) {
+                        int c = g * gs + k;
+                        double code = Math.min(maxq, Math.max(0, Math.rint(w[r * COLS + c] * s[c] / scale) + zero));
+                        q[r * COLS + c] = scale * (code - zero) / s[c];
+                    }
+                }
+            }
+            double sum = 0;
+            for (int t = 0; t < TOKENS; t++) {
+                for (int r = 0; r < ROWS; r++) {
+                    double a = 0, b = 0;
+                    for (int c = 0; c < COLS; c++) {
+                        a += x[t * COLS + c] * (double) w[r * COLS + c];
+                        b += x[t * COLS + c] * q[r * COLS + c];
+                    }
+                    sum += (a - b) * (a - b);
+                }
+            }
+            double loss = sum / ((double) TOKENS * ROWS);
+            if (i == 0) rtn = loss;
+            if (loss < bestLoss) {
+                bestLoss = loss;
+                bestAlpha = alpha;
+            }
+        }
+        return new double[] {bestAlpha, bestLoss, rtn};
+    }
+}
