@@ -79,8 +79,9 @@ public final class BenchCommand implements Command {
                   --json FILE        also write the figures as JSON
                   --kv-cache TYPE    KV element type: f16 (default), f32, bf16, int8, fp8
                   --kv-budget B      KV memory (512MiB, or a fraction such as 0.3): the paged pool's blocks
-                  --kv-paged         run on paged KV storage (blocks of 16 from the block manager) instead of
+                  --kv-paged         run on paged KV storage (blocks from the block manager) instead of
                                      the contiguous cache
+                  --kv-block-size N  tokens per block with --kv-paged: a power of two from 8 to 256 (default 16)
                   --backend NAME     where the model runs: cpu (default), or a backend module on the class path
                   --quantize METHOD  quantize the model in memory first, as `quantize --method` does (rtn, q4_0, ...),
                                      with its --bits, --group-size, --symmetric, --clip-search, --keep, --override
@@ -92,7 +93,7 @@ public final class BenchCommand implements Command {
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         Args args = Args.parse(argv, Set.of("model", "prompt-tokens", "gen-tokens", "threads", "runs", "type", "seed", "json", "backend",
-                "quantize", "bits", "group-size", "keep", "override", "kv", "kv-cache", "kv-budget"), Set.of("symmetric", "clip-search", "kv-paged"));
+                "quantize", "bits", "group-size", "keep", "override", "kv", "kv-cache", "kv-budget", "kv-block-size"), Set.of("symmetric", "clip-search", "kv-paged"));
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
         int promptTokens = positive(args, "prompt-tokens", DEFAULT_PROMPT, 1);
         int genTokens = positive(args, "gen-tokens", DEFAULT_GEN, 0);
@@ -133,10 +134,17 @@ public final class BenchCommand implements Command {
             RunnerOptions options = RunnerOptions.builder().threads(threads).maxBatchTokens(promptTokens).maxLogitsRows(1)
                     .contextLength(context).kvDtype(kv).build();
             // paged: a pool of the budget's blocks (or just enough for the run), sequence 0 in blocks handed out by the block manager
-            int poolBlocks = plan != null ? plan.numBlocks() : (context + 15) / 16;
+            int blockSize = args.getInt("kv-block-size", 16);
+            try {
+                BlockManager.checkBlockSize(blockSize);
+            } catch (IllegalArgumentException e) {
+                throw new Args.UsageException("--kv-block-size: " + e.getMessage());
+            }
+            if (plan != null && blockSize != 16) throw new Args.UsageException("--kv-budget plans blocks of 16 tokens; drop --kv-block-size or the budget");
+            int poolBlocks = plan != null ? plan.numBlocks() : (context + blockSize - 1) / blockSize;
             try (ModelRunner runner = backend.load(source, options); KvCache cache = runner.newKvCache(1, paged ? 1 : context);
-                 KvStorage pool = paged ? runner.newKvStorage(poolBlocks, 16) : null) {
-                BlockManager blocks = paged ? BlockManager.builder().numBlocks(poolBlocks).blockSize(16).kvDtype(kv).prefixCaching(false).build() : null;
+                 KvStorage pool = paged ? runner.newKvStorage(poolBlocks, blockSize) : null) {
+                BlockManager blocks = paged ? BlockManager.builder().numBlocks(poolBlocks).blockSize(blockSize).kvDtype(kv).prefixCaching(false).build() : null;
                 long loadNanos = System.nanoTime() - loadStart;
                 int[] ids = InferenceBench.prompt(promptTokens, config.vocabSize(), config.bosTokenId(), PROMPT_SEED);
                 Batch prompt = Batch.ofSequence(0, 0, ids, false);
@@ -161,11 +169,12 @@ public final class BenchCommand implements Command {
                 }
                 report = report(modelPath, modelName, source, runner, cache, options, promptTokens, genTokens, runs, loadNanos, measured);
                 report.put("warm_up_runs", warmUps);
-                var kvLayout = io.modelopt.core.kv.KvLayout.of(config.numLayers(), config.numKvHeads(), config.headDim(), poolBlocks, 16, kv);
+                var kvLayout = io.modelopt.core.kv.KvLayout.of(config.numLayers(), config.numKvHeads(), config.headDim(), poolBlocks, blockSize, kv);
                 report.put("kv_cache_layout", paged ? "paged" : "contiguous");
                 report.put("kv_bytes_per_token", kvLayout.bytesPerToken());
                 if (paged) {
                     report.put("kv_cache_blocks", poolBlocks);
+                    report.put("kv_block_size", blockSize);
                     report.put("kv_cache_bytes", pool.byteSize());
                 }
                 if (plan != null) report.put("kv_budget_bytes", plan.budgetBytes());
@@ -318,7 +327,7 @@ public final class BenchCommand implements Command {
         out.printf(Locale.ROOT, "KV cache     %s (%s, %d positions)%n", mb((Long) r.get("kv_cache_bytes")), r.get("kv_cache_dtype"), r.get("kv_cache_positions"));
         if (r.containsKey("kv_bytes_per_token")) {
             out.printf(Locale.ROOT, "KV layout    %s, %,.0f bytes/token%s%n", r.get("kv_cache_layout"), (Double) r.get("kv_bytes_per_token"),
-                    r.containsKey("kv_cache_blocks") ? String.format(Locale.ROOT, ", %,d blocks of 16 tokens", (Integer) r.get("kv_cache_blocks")) : "");
+                    r.containsKey("kv_cache_blocks") ? String.format(Locale.ROOT, ", %,d blocks of %d tokens", (Integer) r.get("kv_cache_blocks"), (Integer) r.get("kv_block_size")) : "");
         }
         String rss = r.containsKey("rss_peak_bytes")
                 ? "RSS peak " + mb((Long) r.get("rss_peak_bytes")) + ", now " + mb((Long) r.get("rss_bytes"))
