@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ideal one (the block's true absmax, known in advance); a cache that fills a block token by token
  * can only do worse (rescaling, or guessing). Printed for docs/KVCACHE.md.
  */
-class Int8ScaleGranularityTest {
+class KvScaleChoiceTest {
 
     @ParameterizedTest @ValueSource(strings = {"brown", "stories"})
     void perTokenScalesBeatPerBlockScales(String which) throws Exception {
@@ -70,6 +70,54 @@ class Int8ScaleGranularityTest {
             }
             System.out.print(out);
             assertTrue(total[0] < total[1] && total[2] < total[3], "per-token scales are the more accurate: " + Arrays.toString(total));
+        }
+    }
+
+    /**
+     * FP8 E4M3's static scales on the same keys and values: 1.0 (vLLM's uncalibrated default),
+     * calibrated per layer (absmax/448 over the window), calibrated per layer and KV head. E4M3 is
+     * floating point, so a scale only moves the range: it matters where values reach the
+     * subnormals or 448, not elsewhere. Printed for docs/KVCACHE.md.
+     */
+    @ParameterizedTest @ValueSource(strings = {"brown", "stories"})
+    void fp8StaticScales(String which) throws Exception {
+        var model = which.equals("brown") ? Fixtures.brownGguf("f32") : Fixtures.storiesGguf("f32");
+        var text = Fixtures.file(which.equals("brown") ? "corpora/brown/test.txt" : "corpora/brown/fiction-test.txt");
+        int n = which.equals("brown") ? 256 : 128;
+        try (ModelSource src = ModelSources.open(model);
+             ModelRunner runner = Backend.named("cpu").load(src, RunnerOptions.builder().threads(2).kvDtype(KvDtype.F32).contextLength(n).build());
+             KvCache cache = runner.newKvCache(1, n)) {
+            int[] tokens = Arrays.copyOf(src.tokenizer().encode(Files.readString(text), true, false), n);
+            runner.forward(Batch.ofSequence(0, 0, tokens, false), cache);
+            int heads = cache.numKvHeads(), d = cache.headDim();
+            double[] err = new double[3];
+            double sigAll = 0;
+            for (int layer = 0; layer < cache.numLayers(); layer++) {
+                for (int kind = 0; kind < 2; kind++) {
+                    float[][] x = new float[n][cache.kvDim()];
+                    double layerMax = 0;
+                    double[] headMax = new double[heads];
+                    for (int p = 0; p < n; p++) {
+                        if (kind == 0) cache.readKey(layer, 0, p, x[p], 0);
+                        else cache.readValue(layer, 0, p, x[p], 0);
+                        for (int c = 0; c < x[p].length; c++) {
+                            layerMax = Math.max(layerMax, Math.abs(x[p][c]));
+                            headMax[c / d] = Math.max(headMax[c / d], Math.abs(x[p][c]));
+                        }
+                    }
+                    for (float[] row : x) {
+                        for (int c = 0; c < row.length; c++) {
+                            double v = row[c];
+                            sigAll += v * v;
+                            float[] scales = {1f, (float) (layerMax / Fp8E4M3.MAX), (float) (headMax[c / d] / Fp8E4M3.MAX)};
+                            for (int k = 0; k < 3; k++) err[k] += sq(v - Fp8E4M3.decode(Fp8E4M3.encode((float) (v / scales[k]))) * (double) scales[k]);
+                        }
+                    }
+                }
+            }
+            System.out.printf(Locale.ROOT, "%s FP8 relative RMS error: scale 1.0 %.3e, per layer (calibrated) %.3e, per layer+head (calibrated) %.3e%n",
+                    which, Math.sqrt(err[0] / sigAll), Math.sqrt(err[1] / sigAll), Math.sqrt(err[2] / sigAll));
+            assertTrue(Math.sqrt(err[0] / sigAll) < 0.05, "E4M3 keeps ~3 significant bits: " + Math.sqrt(err[0] / sigAll));
         }
     }
 
