@@ -304,7 +304,7 @@ public final class Engine implements AutoCloseable {
     private SequenceState newState(RequestState r, int sample) {
         GenerationOptions o = r.request.options();
         if (sample > 0) o = new GenerationOptions(o.maxTokens(), o.sampling().toBuilder().seed(o.sampling().seed() + sample).build(), o.stopStrings());
-        return new SequenceState(r.prompt, o, tokenizer, eosIds, vocabSize, contextLength);
+        return new SequenceState(r.prompt, o, tokenizer, r.request.ignoreEos() ? new int[0] : eosIds, vocabSize, contextLength);
     }
 
     private void endCancelledAndExpired(long now) {
