@@ -50,6 +50,21 @@ class ModelOptimizerTest {
     }
 
     @Test
+    void aKvBudgetBecomesExactBlocksOrFailsTheBuild() {
+        // stories260K: 5 layers, 4 KV heads x 8; INT8 block of 16 = 2 x 5 x 4 x 16 x (8 + 4 scale bytes) = 7,680 bytes
+        try (OptimizedModel model = ModelOptimizer.load(Fixtures.storiesGguf("f32")).withKvCache(KvDtype.INT8).withKvBudget("64MiB").withThreads(2).build()) {
+            assertEquals((64 << 20) / 7680, model.kvPlan().orElseThrow().numBlocks());
+            assertTrue(model.kvSummary().contains("int8") && model.kvSummary().contains("480 bytes/token"), model.kvSummary());
+            assertTrue(model.generate("Once upon a time", 8).length() > 0, "runs with INT8 KV");
+        }
+        try (ModelOptimizer m = ModelOptimizer.load(Fixtures.storiesGguf("f32"))) {
+            var e = assertThrows(IllegalArgumentException.class, () -> m.withKvBudget("64KiB").withThreads(2).build());
+            assertTrue(e.getMessage().contains("65,536 bytes") && e.getMessage().contains("maximum length") && e.getMessage().contains("int8"), e.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> m.withKvBlockSize(48));
+        }
+    }
+
+    @Test
     void perplexityThroughTheFacadeMatchesLlamaCpp() throws Exception {
         String text = Files.readString(Fixtures.file("corpora/brown/fiction-test.txt"));
         try (OptimizedModel model = ModelOptimizer.load(Fixtures.storiesGguf("f32")).withThreads(2).build()) {

@@ -79,8 +79,11 @@ public final class BenchCommand implements Command {
                   --json FILE        also write the figures as JSON
                   --kv-cache TYPE    KV element type: f16 (default), f32, bf16, int8, fp8
                   --kv-budget B      KV memory (512MiB, or a fraction such as 0.3): the paged pool's blocks
-                  --kv-paged         run on paged KV storage (blocks of 16 from the block manager) instead of
+                  --kv-paged         run on paged KV storage (blocks from the block manager) instead of
                                      the contiguous cache
+                  --kv-block-size N  tokens per block with --kv-paged: a power of two from 8 to 256 (default 16)
+                  --kv-prefix N      paged, prefix caching on: every run's prompt shares its first N tokens
+                                     (cached by the warm-up), the rest is new; TTFT then prefills only the rest
                   --backend NAME     where the model runs: cpu (default), or a backend module on the class path
                   --quantize METHOD  quantize the model in memory first, as `quantize --method` does (rtn, q4_0, ...),
                                      with its --bits, --group-size, --symmetric, --clip-search, --keep, --override
@@ -97,7 +100,7 @@ public final class BenchCommand implements Command {
                     "shared-prefix", "max-batched-tokens"), Set.of("batch-invariant", "no-chunked-prefill")), out, err);
         }
         Args args = Args.parse(argv, Set.of("model", "prompt-tokens", "gen-tokens", "threads", "runs", "type", "seed", "json", "backend",
-                "quantize", "bits", "group-size", "keep", "override", "kv", "kv-cache", "kv-budget"), Set.of("symmetric", "clip-search", "kv-paged"));
+                "quantize", "bits", "group-size", "keep", "override", "kv", "kv-cache", "kv-budget", "kv-block-size", "kv-prefix"), Set.of("symmetric", "clip-search", "kv-paged"));
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
         int promptTokens = positive(args, "prompt-tokens", DEFAULT_PROMPT, 1);
         int genTokens = positive(args, "gen-tokens", DEFAULT_GEN, 0);
@@ -134,16 +137,28 @@ public final class BenchCommand implements Command {
             }
             KvDtype kv = CommandOptions.kvDtype(args);
             KvBudget.Plan plan = CommandOptions.kvPlan(args, config, kv, context);
-            boolean paged = args.has("kv-paged");
+            int sharedPrefix = args.getInt("kv-prefix", 0);
+            if (sharedPrefix < 0 || sharedPrefix >= promptTokens) throw new Args.UsageException("--kv-prefix must be in [0, --prompt-tokens), got " + sharedPrefix);
+            boolean paged = args.has("kv-paged") || sharedPrefix > 0;
             RunnerOptions options = RunnerOptions.builder().threads(threads).maxBatchTokens(promptTokens).maxLogitsRows(1)
                     .contextLength(context).kvDtype(kv).build();
             // paged: a pool of the budget's blocks (or just enough for the run), sequence 0 in blocks handed out by the block manager
-            int poolBlocks = plan != null ? plan.numBlocks() : (context + 15) / 16;
+            int blockSize = args.getInt("kv-block-size", 16);
+            try {
+                BlockManager.checkBlockSize(blockSize);
+            } catch (IllegalArgumentException e) {
+                throw new Args.UsageException("--kv-block-size: " + e.getMessage());
+            }
+            if (plan != null && blockSize != 16) throw new Args.UsageException("--kv-budget plans blocks of 16 tokens; drop --kv-block-size or the budget");
+            int poolBlocks = plan != null ? plan.numBlocks() : (context + blockSize - 1) / blockSize;
             try (ModelRunner runner = backend.load(source, options); KvCache cache = runner.newKvCache(1, paged ? 1 : context);
-                 KvStorage pool = paged ? runner.newKvStorage(poolBlocks, 16) : null) {
-                BlockManager blocks = paged ? BlockManager.builder().numBlocks(poolBlocks).blockSize(16).kvDtype(kv).prefixCaching(false).build() : null;
+                 KvStorage pool = paged ? runner.newKvStorage(poolBlocks, blockSize) : null) {
+                BlockManager blocks = paged ? BlockManager.builder().numBlocks(poolBlocks).blockSize(blockSize).kvDtype(kv).prefixCaching(sharedPrefix > 0).build() : null;
+                // --kv-prefix N: every run's prompt starts with the same N tokens (cached after the first run), then differs
                 long loadNanos = System.nanoTime() - loadStart;
                 int[] ids = InferenceBench.prompt(promptTokens, config.vocabSize(), config.bosTokenId(), PROMPT_SEED);
+                int[] runIds = ids.clone();
+                java.util.SplittableRandom tails = new java.util.SplittableRandom(PROMPT_SEED + 1);
                 Batch prompt = Batch.ofSequence(0, 0, ids, false);
 
                 err.printf(Locale.ROOT, "bench: %s, %d threads, prompt %d, generate %d, %d runs after warm-up%n", modelName, threads, promptTokens, genTokens, runs);
@@ -152,13 +167,13 @@ public final class BenchCommand implements Command {
                 long warmStart = System.nanoTime();
                 int warmUps = 0;
                 do {
-                    if (paged) InferenceBench.runPaged(runner, pool, blocks, ids, genTokens, null);
+                    if (paged) InferenceBench.runPaged(runner, pool, blocks, nextPrompt(runIds, sharedPrefix, tails, config.vocabSize()), genTokens, null);
                     else InferenceBench.run(runner, cache, prompt, genTokens, null);
                     warmUps++;
                 } while ((System.nanoTime() - warmStart < WARM_UP_NANOS || warmUps < MIN_WARM_UPS) && warmUps < 20);
                 List<InferenceBench.Run> measured = new ArrayList<>();
                 for (int r = 0; r < runs; r++) {
-                    InferenceBench.Run run = paged ? InferenceBench.runPaged(runner, pool, blocks, ids, genTokens, null)
+                    InferenceBench.Run run = paged ? InferenceBench.runPaged(runner, pool, blocks, nextPrompt(runIds, sharedPrefix, tails, config.vocabSize()), genTokens, null)
                             : InferenceBench.run(runner, cache, prompt, genTokens, null);
                     measured.add(run);
                     err.printf(Locale.ROOT, "  run %d: TTFT %.1f ms, prefill %.1f t/s, decode %.1f t/s%n", r + 1, run.ttftMillis(),
@@ -166,14 +181,19 @@ public final class BenchCommand implements Command {
                 }
                 report = report(modelPath, modelName, source, runner, cache, options, promptTokens, genTokens, runs, loadNanos, measured);
                 report.put("warm_up_runs", warmUps);
-                var kvLayout = io.modelopt.core.kv.KvLayout.of(config.numLayers(), config.numKvHeads(), config.headDim(), poolBlocks, 16, kv);
+                var kvLayout = io.modelopt.core.kv.KvLayout.of(config.numLayers(), config.numKvHeads(), config.headDim(), poolBlocks, blockSize, kv);
                 report.put("kv_cache_layout", paged ? "paged" : "contiguous");
                 report.put("kv_bytes_per_token", kvLayout.bytesPerToken());
                 if (paged) {
                     report.put("kv_cache_blocks", poolBlocks);
+                    report.put("kv_block_size", blockSize);
                     report.put("kv_cache_bytes", pool.byteSize());
                 }
                 if (plan != null) report.put("kv_budget_bytes", plan.budgetBytes());
+                if (sharedPrefix > 0) {
+                    report.put("kv_shared_prefix_tokens", sharedPrefix);
+                    report.put("kv_prefix_hit_tokens", blocks.stats().hitTokens());
+                }
                 if (args.has("quantize")) report.put("quantized_in_memory", source.metadata().getOrDefault("modelopt.quantization", args.get("quantize", null)).toString());
             }
         }
@@ -184,6 +204,13 @@ public final class BenchCommand implements Command {
             err.println("wrote " + json.toAbsolutePath());
         }
         return 0;
+    }
+
+    /** {@code ids} with the tokens after the shared prefix drawn anew (all of {@code ids} when nothing is shared). */
+    private static int[] nextPrompt(int[] ids, int sharedPrefix, java.util.SplittableRandom r, int vocab) {
+        if (sharedPrefix == 0) return ids;
+        for (int i = sharedPrefix; i < ids.length; i++) ids[i] = r.nextInt(vocab);
+        return ids;
     }
 
     /**
@@ -323,7 +350,7 @@ public final class BenchCommand implements Command {
         out.printf(Locale.ROOT, "KV cache     %s (%s, %d positions)%n", mb((Long) r.get("kv_cache_bytes")), r.get("kv_cache_dtype"), r.get("kv_cache_positions"));
         if (r.containsKey("kv_bytes_per_token")) {
             out.printf(Locale.ROOT, "KV layout    %s, %,.0f bytes/token%s%n", r.get("kv_cache_layout"), (Double) r.get("kv_bytes_per_token"),
-                    r.containsKey("kv_cache_blocks") ? String.format(Locale.ROOT, ", %,d blocks of 16 tokens", (Integer) r.get("kv_cache_blocks")) : "");
+                    r.containsKey("kv_cache_blocks") ? String.format(Locale.ROOT, ", %,d blocks of %d tokens", (Integer) r.get("kv_cache_blocks"), (Integer) r.get("kv_block_size")) : "");
         }
         String rss = r.containsKey("rss_peak_bytes")
                 ? "RSS peak " + mb((Long) r.get("rss_peak_bytes")) + ", now " + mb((Long) r.get("rss_bytes"))

@@ -81,7 +81,7 @@ public final class GenerateCommand implements Command {
             int ctx = CommandOptions.contextLength(args, m.config().contextLength(), 1);
             KvBudget.Plan plan = CommandOptions.kvPlan(args, m.config(), kv, ctx);
             if (!backend.kvDtypes().contains(kv)) throw new Args.UsageException("--kv-cache " + kv.cliName() + ": backend " + backend.name() + " supports " + backend.kvDtypes());
-            err.println(CommandOptions.kvLine(m.config(), kv, plan));
+            if (plan != null) err.println(plan); // the budget's blocks (stderr keeps the stats line alone otherwise)
             RunnerOptions ro = RunnerOptions.builder().threads(threads).kvDtype(kv).contextLength(ctx).maxLogitsRows(1).build();
             try (ModelRunner runner = backend.load(m.source(), ro); Generator g = new Generator(runner, m.tokenizer())) {
                 if (args.has("echo")) out.print(prompt);

@@ -138,7 +138,7 @@ public final class AttentionKernel {
         boolean vector = mode == KernelMode.VECTOR;
         for (int c = 0; c < n; c += ROW_CHUNK) {
             int m = Math.min(ROW_CHUNK, n - c);
-            KvRows.gather(l, kv.keys(layer), kv.keyScales(layer), rowOffsets, c, m, headOffset, rows);
+            KvRows.gather(l, kv.keys(layer), kv.keyScales(layer), rowOffsets, c, m, headOffset, rows, vector);
             for (int i = 0; i < heads; i++) {
                 int qo = qOff + i * headDim, so = i * scoreStride + c;
                 if (vector) {
@@ -155,7 +155,7 @@ public final class AttentionKernel {
         for (int i = 0; i < heads; i++) Softmax.apply(mode, scores, i * scoreStride, n);
         for (int c = 0; c < n; c += ROW_CHUNK) {
             int m = Math.min(ROW_CHUNK, n - c);
-            KvRows.gather(l, kv.values(layer), kv.valueScales(layer), rowOffsets, c, m, headOffset, rows);
+            KvRows.gather(l, kv.values(layer), kv.valueScales(layer), rowOffsets, c, m, headOffset, rows, vector);
             for (int i = 0; i < heads; i++) {
                 int w = i * scoreStride + c, o = outOff + i * headDim;
                 int d = vector ? ElementwiseVector.weightedSum(scores, w, m, rows, 0, headDim, headDim, out, o, c > 0) : 0;

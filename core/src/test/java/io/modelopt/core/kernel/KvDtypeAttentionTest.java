@@ -27,7 +27,7 @@ class KvDtypeAttentionTest {
     static Stream<Arguments> cases() {
         Stream.Builder<Arguments> b = Stream.builder();
         for (KvDtype dt : KvDtype.values()) for (KernelMode mode : new KernelMode[] {KernelMode.SCALAR, KernelMode.VECTOR})
-            for (int headDim : new int[] {8, 20, 64}) b.add(Arguments.of(dt, mode, headDim));
+            for (int headDim : new int[] {8, 20, 64, 128}) b.add(Arguments.of(dt, mode, headDim));
         return b.build();
     }
 
@@ -63,6 +63,30 @@ class KvDtypeAttentionTest {
                         assertEquals(ref[d], out[g * headDim + d], dt == KvDtype.F16 ? 1e-3 : 2e-5, dt + " " + mode + " head size " + headDim + " kv head " + h + " query " + g + " d " + d);
                     }
                 }
+            }
+        }
+    }
+
+    /** The vector dequantization (bit moves, widening loads) gives exactly the scalar one's floats, subnormal FP8 and tails included. */
+    @ParameterizedTest @MethodSource("cases")
+    void vectorDequantizationEqualsScalar(KvDtype dt, KernelMode ignored, int headDim) {
+        int heads = 2, block = 16, n = 40;
+        Random r = new Random(headDim + 100L * dt.ordinal());
+        try (var kv = new HostKvStorage(KvLayout.of(1, heads, headDim, 3, block, dt))) {
+            KvLayout l = kv.layout();
+            long[] offs = new long[n];
+            float[] e = new float[l.kvDim()];
+            for (int p = 0; p < n; p++) {
+                offs[p] = l.entryOffset(p);
+                double mag = Math.pow(2, r.nextInt(30) - 18); // down to FP8's subnormals
+                for (int i = 0; i < e.length; i++) e[i] = (float) (r.nextGaussian() * mag);
+                kv.writeKey(0, p, e, 0);
+            }
+            for (int h = 0; h < heads; h++) {
+                float[] a = new float[n * headDim], b = new float[n * headDim];
+                KvRows.gather(l, kv.keys(0), kv.keyScales(0), offs, 0, n, h * l.headStride(), a, true);
+                KvRows.gather(l, kv.keys(0), kv.keyScales(0), offs, 0, n, h * l.headStride(), b, false);
+                assertArrayEquals(b, a, dt + " head size " + headDim);
             }
         }
     }
