@@ -31,6 +31,7 @@ module io.modelopt.core {
     uses io.modelopt.core.engine.Backend;
     uses io.modelopt.core.spi.Quantizer;
     uses io.modelopt.core.spi.ModelExporter;
+    uses io.modelopt.core.spi.EngineProvider;
     uses io.modelopt.core.kernel.WeightFormatProvider;
     uses io.modelopt.core.model.WeightBinder;
     provides io.modelopt.core.engine.Backend with io.modelopt.core.backend.cpu.CpuBackend;

@@ -29,6 +29,7 @@ public final class OptimizedModel implements AutoCloseable {
     private final ProgressListener progress;
 
     private final io.modelopt.core.kv.KvBudget.Plan kvPlan;
+    private io.modelopt.core.spi.ServingEngine engine;
 
     OptimizedModel(ModelSource source, ModelRunner runner, ProgressListener progress, io.modelopt.core.kv.KvBudget.Plan kvPlan) {
         this.kvPlan = kvPlan;
@@ -103,8 +104,27 @@ public final class OptimizedModel implements AutoCloseable {
                 + " (formats: gguf, awq, gptq, compressed-tensors)");
     }
 
+    /**
+     * The serving engine on this model (the scheduler module's continuous-batching {@code Engine};
+     * cast to it for the full API), started on first use and closed with the model. Its steps and
+     * {@link #generate} share the runner: use one or the other at a time.
+     *
+     * @throws IllegalStateException if no engine module is on the class or module path
+     */
+    public synchronized io.modelopt.core.spi.ServingEngine engine() {
+        if (engine == null) {
+            var provider = ServiceLoader.load(io.modelopt.core.spi.EngineProvider.class).findFirst()
+                    .orElseThrow(() -> new IllegalStateException("no serving engine is registered (add the io.modelopt:modelopt-scheduler module)"));
+            engine = provider.start(this);
+        }
+        return engine;
+    }
+
     @Override public void close() {
         try {
+            synchronized (this) {
+                if (engine != null) engine.close();
+            }
             generator.close();
             runner.close();
         } finally {

@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * the engine goes on; three failing steps in a row mean the model is broken, and the engine fails
  * everything and shuts down.
  */
-public final class Engine implements AutoCloseable {
+public final class Engine implements io.modelopt.core.spi.ServingEngine {
     private static final Logger log = LoggerFactory.getLogger(Engine.class);
     private static final Object WAKE = new Object();
     private static final int BROKEN_AFTER_FAILED_STEPS = 3;
@@ -214,6 +214,43 @@ public final class Engine implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link io.modelopt.core.spi.ServingEngine}'s form: one sample of {@code prompt}, its tokens
+     * streamed to {@code listener} (on a delivery thread), the result as {@code Generator} gives it.
+     * An interrupted caller cancels the request and gets an {@link IllegalStateException} with the interrupt kept.
+     */
+    @Override public io.modelopt.core.generate.GenerationResult generate(String prompt, GenerationOptions options, TokenListener listener) {
+        TokenListener l = listener == null ? TokenListener.NONE : listener;
+        java.util.concurrent.CountDownLatch delivered = new java.util.concurrent.CountDownLatch(1);
+        RequestHandle h = submit(EngineRequest.builder().prompt(prompt).options(options).build(), new EngineListener() {
+            @Override public void onToken(TokenEvent e) {
+                if (e.isFinish()) l.onFinish(e.text(), e.finishReason());
+                else l.onToken(e.tokenId(), e.text());
+            }
+
+            @Override public void onComplete(EngineResult result) { delivered.countDown(); }
+
+            @Override public void onError(Throwable error) { delivered.countDown(); }
+        });
+        EngineResult r;
+        try {
+            r = h.await();
+            delivered.await(); // the listener has seen every token before this returns, as with Generator
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the engine; the request was cancelled", e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e.getCause());
+        }
+        Completion c = r.completions().getFirst();
+        long[] t = c.tokenNanos();
+        long[] decode = new long[Math.max(0, t.length - 1)];
+        for (int i = 1; i < t.length; i++) decode[i - 1] = t[i] - t[i - 1];
+        int[] promptIds = tokenizer.encode(prompt, true, true);
+        var timings = new io.modelopt.core.generate.GenerationTimings(r.promptTokens(), 0, Math.max(0, r.ttftNanos() - r.queueNanos()), Math.max(0, r.ttftNanos()), decode);
+        return new io.modelopt.core.generate.GenerationResult(promptIds, c.tokenIds(), c.text(), c.finishReason(), timings);
+    }
+
     /** Blocks in use and free in the KV pool, counted on the step loop's last step. */
     public int kvBlocksUsed() { return metrics.kvBlocksUsed; }
 
@@ -304,7 +341,7 @@ public final class Engine implements AutoCloseable {
     private SequenceState newState(RequestState r, int sample) {
         GenerationOptions o = r.request.options();
         if (sample > 0) o = new GenerationOptions(o.maxTokens(), o.sampling().toBuilder().seed(o.sampling().seed() + sample).build(), o.stopStrings());
-        return new SequenceState(r.prompt, o, tokenizer, eosIds, vocabSize, contextLength);
+        return new SequenceState(r.prompt, o, tokenizer, r.request.ignoreEos() ? new int[0] : eosIds, vocabSize, contextLength);
     }
 
     private void endCancelledAndExpired(long now) {

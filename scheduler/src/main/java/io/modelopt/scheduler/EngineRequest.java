@@ -16,6 +16,7 @@ public final class EngineRequest {
     private final GenerationOptions options;
     private final int n;
     private final Duration timeout;
+    private final boolean ignoreEos;
 
     private EngineRequest(Builder b) {
         if (b.prompt == null && b.promptTokens == null) throw new IllegalArgumentException("a request needs a prompt (text or token ids)");
@@ -37,7 +38,11 @@ public final class EngineRequest {
         this.options = o;
         this.n = b.n;
         this.timeout = b.timeout;
+        this.ignoreEos = b.ignoreEos;
     }
+
+    /** Whether end-of-sequence tokens are taken as ordinary tokens (benchmarks: always {@code maxTokens} tokens). */
+    public boolean ignoreEos() { return ignoreEos; }
 
     /** The prompt text, or null when given as token ids. */
     public String prompt() { return prompt; }
@@ -65,8 +70,11 @@ public final class EngineRequest {
         private Integer maxTokens;
         private int n = 1;
         private Duration timeout;
+        private boolean ignoreEos;
 
         private Builder() {}
+
+        public Builder ignoreEos(boolean v) { ignoreEos = v; return this; }
 
         public Builder prompt(String v) { prompt = Objects.requireNonNull(v, "prompt"); return this; }
         public Builder promptTokens(int[] v) { promptTokens = Objects.requireNonNull(v, "promptTokens").clone(); return this; }

@@ -87,13 +87,18 @@ public final class BenchCommand implements Command {
                   --backend NAME     where the model runs: cpu (default), or a backend module on the class path
                   --quantize METHOD  quantize the model in memory first, as `quantize --method` does (rtn, q4_0, ...),
                                      with its --bits, --group-size, --symmetric, --clip-search, --keep, --override
+                %s
                 Prints TTFT (time to the prompt's last logits), prefill and decode tokens/s as median (min-max)
                 over the runs, weight and KV cache bytes, and memory: peak/current RSS, Java heap, and how much
                 of the model file's mapping is resident (weights used in place, not copied)."""
-                .formatted(SyntheticModel.DEFAULT_SEED, DEFAULT_PROMPT, DEFAULT_GEN, Runtime.getRuntime().availableProcessors(), DEFAULT_RUNS);
+                .formatted(SyntheticModel.DEFAULT_SEED, DEFAULT_PROMPT, DEFAULT_GEN, Runtime.getRuntime().availableProcessors(), DEFAULT_RUNS, EngineBench.USAGE.strip());
     }
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
+        if (java.util.Arrays.asList(argv).contains("--concurrency")) {
+            return EngineBench.run(Args.parse(argv, Set.of("model", "prompt-tokens", "gen-tokens", "threads", "backend", "kv-cache", "concurrency", "requests",
+                    "shared-prefix", "max-batched-tokens"), Set.of("batch-invariant", "no-chunked-prefill")), out, err);
+        }
         Args args = Args.parse(argv, Set.of("model", "prompt-tokens", "gen-tokens", "threads", "runs", "type", "seed", "json", "backend",
                 "quantize", "bits", "group-size", "keep", "override", "kv", "kv-cache", "kv-budget", "kv-block-size", "kv-prefix"), Set.of("symmetric", "clip-search", "kv-paged"));
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");

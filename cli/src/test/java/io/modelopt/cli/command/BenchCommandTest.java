@@ -106,4 +106,17 @@ class BenchCommandTest {
         assertEquals(2, r.code());
         assertTrue(r.err().contains("context length 128"), r.err());
     }
+
+    @Test
+    void benchConcurrencyRunsTheEngineAndPrintsTheAggregateLine() {
+        Path model = synthMicro("f32");
+        Result r = run("bench", "--model", model.toString(), "--concurrency", "4", "--requests", "6", "--prompt-tokens", "16", "--gen-tokens", "8",
+                "--shared-prefix", "8", "--threads", "2");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("aggregate decode:"), r.out());
+        assertTrue(r.out().contains("end-to-end aggregate:") && r.out().contains("48 generated tokens"), r.out());
+        assertTrue(r.out().contains("TTFT ms: p50") && r.out().contains("ITL ms:"), r.out());
+        assertEquals(2, run("bench", "--model", model.toString(), "--concurrency", "0").code());
+        assertEquals(2, run("bench", "--model", model.toString(), "--concurrency", "2", "--prompt-tokens", "16", "--shared-prefix", "16").code());
+    }
 }

@@ -1,0 +1,185 @@
+package io.modelopt.scheduler;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.modelopt.core.engine.Batch;
+import io.modelopt.core.engine.Logits;
+import io.modelopt.core.engine.ModelRunner;
+import io.modelopt.core.engine.RunnerMemory;
+import io.modelopt.core.engine.RunnerOptions;
+import io.modelopt.core.generate.FinishReason;
+import io.modelopt.core.kv.KvCache;
+import io.modelopt.core.kv.KvStorage;
+import io.modelopt.core.model.ModelConfig;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Flow;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Bad input and faults: each gets a clear error, never a stuck step loop. */
+class EngineFaultTest {
+    private static EngineFixtures f;
+
+    @BeforeAll static void open() { f = EngineFixtures.open("stories260K", false); }
+
+    @AfterAll static void close() { f.close(); }
+
+    private static EngineConfig config() { return BatchInvarianceTest.config(); }
+
+    @Test
+    void badRequestsAreRefusedWithTheNumbers() {
+        assertThrows(IllegalArgumentException.class, () -> EngineRequest.builder().build());
+        var empty = assertThrows(IllegalArgumentException.class, () -> EngineRequest.builder().prompt("").build());
+        assertTrue(empty.getMessage().contains("empty"), empty.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> EngineRequest.builder().promptTokens(new int[0]).build());
+        var neg = assertThrows(IllegalArgumentException.class, () -> EngineRequest.builder().prompt("x").maxTokens(-1).build());
+        assertTrue(neg.getMessage().contains("-1"), neg.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> EngineRequest.builder().prompt("x").n(0).build());
+        assertThrows(NullPointerException.class, () -> EngineRequest.builder().prompt(null));
+        try (Engine e = f.engine(config())) {
+            int ctx = e.contextLength();
+            var tooLong = assertThrows(IllegalArgumentException.class, () -> e.submit(EngineRequest.builder().promptTokens(new int[ctx - 4]).maxTokens(10).build()));
+            assertTrue(tooLong.getMessage().contains(String.valueOf(ctx)) && tooLong.getMessage().contains("10"), tooLong.getMessage());
+            var vocab = assertThrows(IllegalArgumentException.class, () -> e.submit(EngineRequest.builder().promptTokens(new int[] {1, 1 << 20}).maxTokens(4).build()));
+            assertTrue(vocab.getMessage().contains("vocabulary"), vocab.getMessage());
+            var many = assertThrows(IllegalArgumentException.class, () -> e.submit(EngineRequest.builder().prompt("a").maxTokens(4).n(9).build()));
+            assertTrue(many.getMessage().contains("maxNumSeqs"), many.getMessage());
+        }
+    }
+
+    @Test
+    void submitAfterCloseFails() {
+        Engine e = f.engine(config());
+        e.close();
+        var ex = assertThrows(IllegalStateException.class, () -> e.submit(EngineRequest.of("Once", 4)));
+        assertTrue(ex.getMessage().contains("closed"), ex.getMessage());
+        e.close(); // idempotent
+    }
+
+    @Test
+    void aThrowingListenerDoesNotStopTheOthers() throws Exception {
+        try (Engine e = f.engine(config())) {
+            RequestHandle bad = e.submit(EngineRequest.of("Once upon", 8), new EngineListener() {
+                @Override public void onToken(TokenEvent event) { throw new IllegalStateException("listener bug"); }
+            });
+            List<TokenEvent> seen = new ArrayList<>();
+            CountDownLatch done = new CountDownLatch(1);
+            RequestHandle good = e.submit(EngineRequest.of("Once upon a", 8), new EngineListener() {
+                @Override public void onToken(TokenEvent event) { seen.add(event); }
+
+                @Override public void onComplete(EngineResult result) { done.countDown(); }
+            });
+            assertEquals(8, bad.await().completionTokens(), "the request of a throwing listener still completes");
+            EngineResult r = good.await();
+            done.await();
+            assertEquals(r.completionTokens() + 1, seen.size(), "every token and the finish event");
+            StringBuilder text = new StringBuilder();
+            seen.forEach(t -> text.append(t.text()));
+            assertEquals(r.text(), text.toString());
+        }
+    }
+
+    @Test
+    void aLateSubscriberGetsEveryEventAndDemandIsHonoured() throws Exception {
+        try (Engine e = f.engine(config())) {
+            RequestHandle h = e.submit(EngineRequest.of("Once upon", 6));
+            EngineResult r = h.await();
+            List<TokenEvent> got = new ArrayList<>();
+            CountDownLatch complete = new CountDownLatch(1);
+            Flow.Subscription[] sub = new Flow.Subscription[1];
+            h.subscribe(new Flow.Subscriber<>() {
+                @Override public void onSubscribe(Flow.Subscription s) { sub[0] = s; s.request(2); }
+                @Override public void onNext(TokenEvent item) { got.add(item); }
+                @Override public void onError(Throwable t) {}
+                @Override public void onComplete() { complete.countDown(); }
+            });
+            Thread.sleep(50);
+            assertEquals(2, got.size(), "demand of 2 delivers 2");
+            sub[0].request(100);
+            complete.await();
+            assertEquals(r.completionTokens() + 1, got.size());
+            assertEquals(FinishReason.MAX_TOKENS, got.getLast().finishReason());
+        }
+    }
+
+    @Test
+    void anInterruptedCallerGetsInterruptedExceptionAndTheRequestIsCancelled() throws Exception {
+        try (Engine e = f.engine(config())) {
+            RequestHandle h = e.submit(EngineRequest.of("Once upon a time", 100));
+            Thread.currentThread().interrupt();
+            assertThrows(InterruptedException.class, h::await);
+            EngineResult r = h.result().get();
+            assertTrue(r.finishReason() == FinishReason.CANCELLED || r.finishReason() == FinishReason.MAX_TOKENS, r.finishReason().toString());
+        }
+    }
+
+    @Test
+    void aFullQueueRejectsAtOnceAndDeadlinesExpireWaitingRequests() throws Exception {
+        CountDownLatch release = new CountDownLatch(1), entered = new CountDownLatch(1);
+        try (Engine e = f.engine(config().toBuilder().maxWaiting(2).maxNumSeqs(1).build())) {
+            e.observeLogits((id, s, p, b, o, v) -> {
+                entered.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException ignored) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            RequestHandle running = e.submit(EngineRequest.of("Once", 3));
+            entered.await(); // the loop is held inside its first step
+            RequestHandle w1 = e.submit(EngineRequest.builder().prompt("upon").maxTokens(3).timeout(Duration.ofMillis(20)).build());
+            e.submit(EngineRequest.of("a", 3));
+            var full = assertThrows(EngineRejectedException.class, () -> e.submit(EngineRequest.of("time", 3)));
+            assertTrue(full.getMessage().contains("2"), full.getMessage());
+            Thread.sleep(40);
+            release.countDown();
+            EngineResult expired = w1.await();
+            assertEquals(FinishReason.EXPIRED, expired.finishReason());
+            assertEquals(0, expired.completionTokens());
+            assertEquals(3, running.await().completionTokens());
+            assertEquals(1, e.metrics().rejected());
+        }
+    }
+
+    @Test
+    void aFailingStepFailsItsRequestsAndABrokenModelShutsTheEngineDown() throws Exception {
+        AtomicInteger failures = new AtomicInteger(1);
+        try (Engine e = Engine.start(new Faulty(f.runner(), failures), f.source().tokenizer(), config())) {
+            RequestHandle first = e.submit(EngineRequest.of("Once", 4));
+            var ex = assertThrows(ExecutionException.class, first::await);
+            assertInstanceOf(IllegalStateException.class, ex.getCause());
+            assertEquals("injected step failure", ex.getCause().getMessage());
+            assertEquals(4, e.submit(EngineRequest.of("Once", 4)).await().completionTokens(), "the engine goes on serving");
+            failures.set(Integer.MAX_VALUE);
+            for (int i = 0; i < 3; i++) assertThrows(ExecutionException.class, e.submit(EngineRequest.of("Once", 4))::await);
+            while (!e.isClosed()) Thread.sleep(1);
+            var closed = assertThrows(IllegalStateException.class, () -> e.submit(EngineRequest.of("Once", 4)));
+            assertTrue(closed.getMessage().contains("model failed"), closed.getMessage());
+        }
+    }
+
+    /** Delegates to a real runner, throwing from the block forward while {@code failures} > 0. */
+    private record Faulty(ModelRunner delegate, AtomicInteger failures) implements ModelRunner {
+        @Override public ModelConfig config() { return delegate.config(); }
+        @Override public RunnerOptions options() { return delegate.options(); }
+        @Override public int contextLength() { return delegate.contextLength(); }
+        @Override public KvCache newKvCache(int s, int p) { return delegate.newKvCache(s, p); }
+        @Override public Logits forward(Batch batch, KvCache cache) { return delegate.forward(batch, cache); }
+        @Override public KvStorage newKvStorage(int n, int b) { return delegate.newKvStorage(n, b); }
+        @Override public Logits forward(Batch batch, KvStorage kv) {
+            if (failures.getAndDecrement() > 0) throw new IllegalStateException("injected step failure");
+            return delegate.forward(batch, kv);
+        }
+        @Override public RunnerMemory memory() { return delegate.memory(); }
+        @Override public void close() {}
+    }
+}
