@@ -61,7 +61,7 @@ final class AwqScaler {
         Map<ScalingGroup, ScaleSearch.Result> chosen = new LinkedHashMap<>();
         for (ScalingGroup g : groups) {
             ctx.phase("search " + g);
-            float[] mean = ((ActivationSummary) ctx.statistics(g.input())).meanAbs();
+            float[] mean = AwqBlockMethod.summary(ctx, g.input()).meanAbs();
             ScaleSearch.Result r = ScaleSearch.search(mean, config.scaleGrid(), s -> loss(ctx, g, w, s, reference));
             LOG.debug("block {} {}: alpha {} loss {}", block, g, r.alpha(), r.loss());
             chosen.put(g, r);
