@@ -70,6 +70,7 @@ class GptqQuantizerTest {
             assertTrue(eg < er, "GPTQ logit MSE " + eg + " vs RTN " + er);
             Path out = tmp.resolve("gptq");
             OptimizedModel.exporter("gptq").export(q, out, null);
+            assertTrue(Files.readString(out.resolve("config.json")).contains("\"modelopt_calibration\": \"16 x 128 tokens"), "calibration record in quantization_config");
             try (HfModelSource back = HfModelSource.open(out)) {
                 assertArrayEquals(ours, logits(back), "exported GPTQ checkpoint, imported");
             }
