@@ -41,9 +41,10 @@ public final class AwqQuantizer extends CalibratedModelQuantizer {
     @Override protected BlockMethod blockMethod(QuantizationSpec spec, ComputePool pool) {
         ModelSource source = SOURCE.get();
         if (source == null) throw new IllegalStateException("AwqQuantizer.blockMethod outside quantize");
+        AwqConfig config = AwqConfig.defaults();
         AwqBlockMethod m = spec.method().equals("awq+gptq")
-                ? new AwqBlockMethod(AwqConfig.defaults(), GptqQuantizer.config(spec), pool, name -> read(source, name))
-                : new AwqBlockMethod(AwqConfig.defaults(), name -> read(source, name));
+                ? new AwqBlockMethod(config, GptqQuantizer.config(spec), pool, name -> read(source, name))
+                : new AwqBlockMethod(config, name -> read(source, name));
         METHOD.set(m);
         return m;
     }
