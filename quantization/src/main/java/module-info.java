@@ -1,4 +1,4 @@
-/** Quantizers (RTN; AWQ and GPTQ next), layer policy, our INT formats, GGUF quantization, HF export and import. */
+/** Quantizers (RTN, GPTQ, AWQ, AWQ then GPTQ), layer policy, our INT formats, GGUF quantization, HF export and import. */
 module io.modelopt.quantization {
     requires transitive io.modelopt.core;
     exports io.modelopt.quantization;
