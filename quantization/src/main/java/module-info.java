@@ -1,4 +1,4 @@
-/** Quantizers (RTN; AWQ and GPTQ next), layer policy, our INT formats, GGUF quantization, HF export and import. */
+/** Quantizers (RTN, GPTQ, AWQ, AWQ then GPTQ), layer policy, our INT formats, GGUF quantization, HF export and import. */
 module io.modelopt.quantization {
     requires transitive io.modelopt.core;
     exports io.modelopt.quantization;
@@ -10,13 +10,15 @@ module io.modelopt.quantization {
     exports io.modelopt.quantization.model;
     exports io.modelopt.quantization.calib;
     exports io.modelopt.quantization.gptq;
+    exports io.modelopt.quantization.awq;
 
     provides io.modelopt.core.kernel.WeightFormatProvider with io.modelopt.quantization.format.PackedIntFormatProvider,
             io.modelopt.quantization.hf.HfFormatProvider;
     provides io.modelopt.core.model.WeightBinder with io.modelopt.quantization.format.PackedIntBinder,
             io.modelopt.quantization.hf.HfQuantizedBinder;
     provides io.modelopt.core.spi.Quantizer with io.modelopt.quantization.model.RtnModelQuantizer,
-            io.modelopt.quantization.gptq.GptqQuantizer;
+            io.modelopt.quantization.gptq.GptqQuantizer,
+            io.modelopt.quantization.awq.AwqQuantizer;
     provides io.modelopt.core.spi.ModelExporter with io.modelopt.quantization.model.GgufModelExporter,
             io.modelopt.quantization.hf.AwqExporter, io.modelopt.quantization.hf.GptqExporter,
             io.modelopt.quantization.hf.CompressedTensorsExporter;

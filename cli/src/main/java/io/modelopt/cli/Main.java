@@ -3,6 +3,7 @@ package io.modelopt.cli;
 import io.modelopt.cli.command.BenchCommand;
 import io.modelopt.cli.command.Command;
 import io.modelopt.cli.command.EvaluateCommand;
+import io.modelopt.cli.command.ImatrixCommand;
 import io.modelopt.cli.command.GenerateCommand;
 import io.modelopt.cli.command.InspectCommand;
 import io.modelopt.cli.command.PerplexityCommand;
@@ -24,7 +25,7 @@ public final class Main {
 
     static List<Command> commands() {
         return List.of(new InspectCommand(), new TokenizeCommand(), new GenerateCommand(), new PerplexityCommand(),
-                new SynthCommand(), new BenchCommand(), new QuantizeCommand(), new EvaluateCommand(), new ReportCommand());
+                new SynthCommand(), new BenchCommand(), new QuantizeCommand(), new ImatrixCommand(), new EvaluateCommand(), new ReportCommand());
     }
 
     public static void main(String[] args) {

@@ -11,8 +11,10 @@ package io.modelopt.quantization.awq;
  * @param clipGrid         clip grid ({@code n_grid = 20})
  * @param maxShrink        largest shrink of the maximum ({@code max_shrink = 0.5})
  * @param clipSampleTokens tokens the clip search measures on ({@code n_sample_token = 512})
+ * @param duoScaling       AutoAWQ's {@code duo_scaling} (scales also divided by the weights' relative
+ *                         magnitude, {@link ScaleSearch#duoScales}); off by default: the paper's {@code x̄^α}
  */
-public record AwqConfig(int scaleGrid, boolean clip, int clipGrid, double maxShrink, int clipSampleTokens) {
+public record AwqConfig(int scaleGrid, boolean clip, int clipGrid, double maxShrink, int clipSampleTokens, boolean duoScaling) {
     public AwqConfig {
         if (scaleGrid < 1) throw new IllegalArgumentException("scaleGrid must be positive, got " + scaleGrid);
         if (clipGrid < 1) throw new IllegalArgumentException("clipGrid must be positive, got " + clipGrid);
@@ -30,6 +32,7 @@ public record AwqConfig(int scaleGrid, boolean clip, int clipGrid, double maxShr
         private int clipGrid = 20;
         private double maxShrink = 0.5;
         private int clipSampleTokens = 512;
+        private boolean duoScaling;
 
         private Builder() {}
 
@@ -39,6 +42,8 @@ public record AwqConfig(int scaleGrid, boolean clip, int clipGrid, double maxShr
         public Builder maxShrink(double s) { this.maxShrink = s; return this; }
         public Builder clipSampleTokens(int n) { this.clipSampleTokens = n; return this; }
 
-        public AwqConfig build() { return new AwqConfig(scaleGrid, clip, clipGrid, maxShrink, clipSampleTokens); }
+        public Builder duoScaling(boolean duo) { this.duoScaling = duo; return this; }
+
+        public AwqConfig build() { return new AwqConfig(scaleGrid, clip, clipGrid, maxShrink, clipSampleTokens, duoScaling); }
     }
 }

@@ -61,8 +61,9 @@ final class AwqScaler {
         Map<ScalingGroup, ScaleSearch.Result> chosen = new LinkedHashMap<>();
         for (ScalingGroup g : groups) {
             ctx.phase("search " + g);
-            float[] mean = ((ActivationSummary) ctx.statistics(g.input())).meanAbs();
-            ScaleSearch.Result r = ScaleSearch.search(mean, config.scaleGrid(), s -> loss(ctx, g, w, s, reference));
+            float[] mean = AwqBlockMethod.summary(ctx, g.input()).meanAbs();
+            float[] wMean = config.duoScaling() ? weightMean(ctx, g, w) : null;
+            ScaleSearch.Result r = ScaleSearch.search(mean, wMean, config.scaleGrid(), s -> loss(ctx, g, w, s, reference));
             LOG.debug("block {} {}: alpha {} loss {}", block, g, r.alpha(), r.loss());
             chosen.put(g, r);
         }
@@ -89,6 +90,28 @@ final class AwqScaler {
             }
         }
         return new ScaledBlock(folded, colScales, rowScales, norms, chosen);
+    }
+
+    /** AutoAWQ's {@code w_mean}: per input column, the mean over the group's rows of |w| / max |w| of its quantization group. */
+    private static float[] weightMean(BlockContext ctx, ScalingGroup g, Map<Linear, FloatWeight> w) {
+        int cols = w.get(g.linears().getFirst()).cols();
+        double[] sum = new double[cols];
+        long rows = 0;
+        for (Linear l : g.linears()) {
+            FloatWeight f = w.get(l);
+            int gs = ctx.scheme(l).groupSize(cols);
+            for (int r = 0; r < f.rows(); r++) {
+                for (int o = 0; o < cols; o += gs) {
+                    float max = 0;
+                    for (int k = 0; k < gs; k++) max = Math.max(max, Math.abs(f.data()[r * cols + o + k]));
+                    for (int k = 0; k < gs; k++) sum[o + k] += Math.abs(f.data()[r * cols + o + k]) / (max + 1e-6);
+                }
+            }
+            rows += f.rows();
+        }
+        float[] m = new float[cols];
+        for (int c = 0; c < cols; c++) m[c] = (float) (sum[c] / rows);
+        return m;
     }
 
     /** Block-output MSE with the group's linears replaced by their fake-quantized scaled candidates. */

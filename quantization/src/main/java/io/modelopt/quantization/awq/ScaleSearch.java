@@ -32,6 +32,30 @@ public final class ScaleSearch {
     }
 
     /**
+     * AutoAWQ's {@code duo_scaling}: {@code s = max(x̄^α / (w̄^(1−α) + 1e−4), 1e−4)}, normalized, with
+     * {@code w̄} the mean over the group's weights of {@code |w| / max |w|} of the weight's quantization group.
+     */
+    public static float[] duoScales(float[] meanAbs, float[] weightMean, double alpha) {
+        float[] x = new float[meanAbs.length];
+        for (int c = 0; c < x.length; c++) x[c] = (float) (Math.pow(meanAbs[c], alpha) / (Math.pow(weightMean[c], 1 - alpha) + 1e-4));
+        return scales(x, 1);
+    }
+
+    /** As {@link #search(float[], int, ToDoubleFunction)}, with {@link #duoScales} when {@code weightMean} is not null. */
+    public static Result search(float[] meanAbs, float[] weightMean, int grid, ToDoubleFunction<float[]> loss) {
+        if (weightMean == null) return search(meanAbs, grid, loss);
+        Result best = null;
+        for (int i = 0; i < grid; i++) {
+            double alpha = (double) i / grid;
+            float[] s = duoScales(meanAbs, weightMean, alpha);
+            double l = loss.applyAsDouble(s);
+            if (Double.isNaN(l)) throw new IllegalArgumentException("loss at alpha " + alpha + " is NaN");
+            if (best == null || l < best.loss()) best = new Result(alpha, s, l);
+        }
+        return best;
+    }
+
+    /**
      * @param meanAbs per input channel, mean |x| over the calibration tokens
      * @param grid    number of α candidates
      * @param loss    the error of quantizing with the given scales (AWQ: the block output's MSE)

@@ -157,14 +157,12 @@ public final class BlockwiseCalibrator {
 
     /**
      * Peak bytes of a calibration run: the hidden states of {@code samples × length} tokens, one
-     * batch of scratch, and per-input statistics of {@code statBytesPerColumnSquared × cols²}
-     * bytes (4 for GPTQ's float Hessians) for the four block inputs.
+     * batch of scratch, and the statistics alive at once ({@code statisticsBytes}: for GPTQ in
+     * true-sequential order, the largest input's Hessian with its GEMM buffers, {@link #run} logs
+     * the measured figure).
      */
-    public static long peakBytes(int hidden, int attentionWidth, int intermediate, int samples, int length, int batchTokens,
-                                 long statBytesPerColumnSquared) {
-        long states = 4L * samples * length * hidden + 4L * batchTokens * hidden;
-        long stats = statBytesPerColumnSquared * (2L * hidden * hidden + (long) attentionWidth * attentionWidth + (long) intermediate * intermediate);
-        return states + stats;
+    public static long peakBytes(int hidden, int samples, int length, int batchTokens, long statisticsBytes) {
+        return 4L * samples * length * hidden + 4L * batchTokens * hidden + statisticsBytes;
     }
 
     /** Runs {@code block} over every batch ({@code out == null}: results discarded), the observer feeding {@code stats}. */

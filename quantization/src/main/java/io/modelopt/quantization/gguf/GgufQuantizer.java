@@ -143,6 +143,7 @@ public final class GgufQuantizer {
             else if (n.equals("output.weight")) hasOutput = true;
         }
         TensorTypePolicy policy = new TensorTypePolicy(preset, shape, imatrix != null, hasOutput, nAttnV);
+        if (imatrix != null) checkImatrixNames(in);
         List<TensorPlan> plans = new ArrayList<>();
         for (String name : names) {
             TensorData t = in.tensor(name);
@@ -165,6 +166,25 @@ public final class GgufQuantizer {
             plans.add(new TensorPlan(name, dims, t.type(), target, withImportance));
         }
         return plans;
+    }
+
+    /**
+     * An imatrix entry naming a tensor the model does not have means it was made for another model
+     * (llama-quantize ignores such entries; we refuse, since every weight would then be unweighted).
+     */
+    private void checkImatrixNames(GgufFile in) {
+        int missing = 0;
+        String first = null;
+        for (String name : imatrix.weights().keySet()) {
+            if (!in.tensors().containsKey(name)) {
+                missing++;
+                if (first == null) first = name;
+            }
+        }
+        if (missing > 0) {
+            throw new IllegalArgumentException("imatrix " + imatrix.path() + " does not match the model: " + missing + " of " + imatrix.entryCount()
+                    + " entries name tensors the model lacks (first: " + first + "); was it collected on another model?");
+        }
     }
 
     /** The imatrix row(s) for a tensor: {@code ne0 * ne2} values; a size mismatch fails except for the token embedding. */

@@ -82,7 +82,9 @@ public abstract class HfCheckpointExporter implements ModelExporter {
             Files.createDirectories(tmp);
             Map<String, Object> config = baseConfig(source);
             config.remove("quantization_config");
-            config.put("quantization_config", quantizationConfig(linears));
+            Map<String, Object> qc = quantizationConfig(linears);
+            recordCalibration(source, qc);
+            config.put("quantization_config", qc);
             Files.writeString(tmp.resolve("config.json"), Json.writePretty(config) + "\n", StandardCharsets.UTF_8);
             copySideFiles(source, tmp);
             SafetensorsWriter w = new SafetensorsWriter().metadata("format", "pt");
@@ -212,6 +214,20 @@ public abstract class HfCheckpointExporter implements ModelExporter {
         float[] all = new float[Math.multiplyExact(n, r)];
         for (int i = 0; i < r; i++) m.dequantizeRow(rows.applyAsInt(i), all, i * n);
         w.add(hfName, shape, all);
+    }
+
+    /**
+     * What a calibrated method used: the calibration record (our key {@code modelopt_calibration},
+     * which other readers ignore) and GPTQ's damp. {@code desc_act} stays false: act-order with
+     * static groups stores contiguous groups, which is what the flag tells a reader.
+     */
+    private static void recordCalibration(ModelSource source, Map<String, Object> qc) {
+        Object calib = source.metadata() == null ? null : source.metadata().get("modelopt.calibration");
+        if (calib != null) qc.put("modelopt_calibration", calib.toString());
+        if (source instanceof io.modelopt.quantization.model.QuantizedModelSource q && q.spec() != null && q.spec().method().contains("gptq")
+                && qc.containsKey("damp_percent")) {
+            qc.put("damp_percent", q.spec().damp());
+        }
     }
 
     private static boolean isPermuted(IntUnaryOperator rows, TensorData t) {

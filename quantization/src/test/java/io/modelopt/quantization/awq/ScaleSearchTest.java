@@ -37,6 +37,23 @@ class ScaleSearchTest {
         }
     }
 
+    /** duo_scaling against its formula in float64; with uniform weight magnitudes it is the plain rule (the constant divides out). */
+    @Test void duoScalesFollowAutoAwq() {
+        float[] x = {0.5f, 2f, 9f, 0.01f}, w = {0.3f, 0.6f, 0.2f, 0.9f}, same = {0.4f, 0.4f, 0.4f, 0.4f};
+        double alpha = 0.35;
+        float[] ours = ScaleSearch.duoScales(x, w, alpha);
+        double[] ref = new double[4];
+        double max = 0, min = Double.MAX_VALUE;
+        for (int c = 0; c < 4; c++) {
+            ref[c] = Math.max(Math.pow(x[c], alpha) / (Math.pow(w[c], 1 - alpha) + 1e-4), 1e-4);
+            max = Math.max(max, ref[c]);
+            min = Math.min(min, ref[c]);
+        }
+        for (int c = 0; c < 4; c++) assertEquals(ref[c] / Math.sqrt(max * min), ours[c], 1e-5 * ours[c]);
+        float[] plain = ScaleSearch.scales(x, alpha), uniform = ScaleSearch.duoScales(x, same, alpha);
+        for (int c = 0; c < 4; c++) assertEquals(plain[c], uniform[c], 1e-5 * plain[c]);
+    }
+
     private static double outputMse(float[] x, float[] w, float[] q) {
         double sum = 0;
         for (int t = 0; t < TOKENS; t++) {

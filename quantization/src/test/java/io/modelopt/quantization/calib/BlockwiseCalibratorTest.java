@@ -96,8 +96,10 @@ class BlockwiseCalibratorTest {
 
     @Test
     void peakMemoryOfThe1BShapeAtTheDefaults() {
-        // TinyLlama-1.1B: hidden 2048, 32 heads x 64, intermediate 5632; 128 x 512 tokens, batches of 2048
-        long peak = BlockwiseCalibrator.peakBytes(2048, 2048, 5632, 128, 512, 2048, 4);
-        assertEquals(4L * 128 * 512 * 2048 + 4L * 2048 * 2048 + 4L * (3L * 2048 * 2048 + 5632L * 5632), peak);
+        // TinyLlama-1.1B: hidden 2048, intermediate 5632; 128 x 512 tokens in batches of 2048. GPTQ true-sequential holds
+        // one Hessian at a time, the largest ffn_down's: 5632² doubles + its float GEMM product + a transposed batch
+        long hessian = 8L * 5632 * 5632 + 4L * 5632 * 5632 + 4L * 2048 * 5632;
+        long peak = BlockwiseCalibrator.peakBytes(2048, 128, 512, 2048, hessian);
+        assertEquals(536_870_912L + 16_777_216L + 426_770_432L, peak); // 980 MB: 537 MB hidden states, 427 MB statistics
     }
 }

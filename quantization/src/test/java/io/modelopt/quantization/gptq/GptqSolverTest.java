@@ -144,6 +144,7 @@ class GptqSolverTest {
             for (int i = 0; i < ROWS; i++) for (int c = 0; c < COLS; c++) if (got[i][c] != ref[i][c]) differ++;
             assertArrayEquals(got, ours(w, h, s, cfg, null), "threads change nothing");
         }
+        System.out.printf("GPTQ INT%d g%d sym %s act-order %s: %d of %d integers differ from the float64 reference%n", bits, group, sym, actOrder, differ, ROWS * COLS);
         assertTrue(differ <= ROWS * COLS / 1000, differ + " of " + ROWS * COLS + " integers differ from the float64 reference");
         // and GPTQ is not RTN: it changes some codes and lowers the output error on these inputs
         int[][] rtn = new int[ROWS][];

@@ -1,0 +1,68 @@
+package io.modelopt.quantization.awq;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.modelopt.core.ModelOptimizer;
+import io.modelopt.core.OptimizedModel;
+import io.modelopt.core.QuantizationSpec;
+import io.modelopt.core.backend.cpu.CpuLlamaRunner;
+import io.modelopt.core.engine.Batch;
+import io.modelopt.core.engine.Logits;
+import io.modelopt.core.engine.ModelRunner;
+import io.modelopt.core.engine.RunnerOptions;
+import io.modelopt.core.hf.HfModelSource;
+import io.modelopt.core.kv.KvCache;
+import io.modelopt.core.kv.KvDtype;
+import io.modelopt.core.model.ModelSource;
+import io.modelopt.core.testing.Fixtures;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * AWQ on brown-llama with a small calibration set (8 × 64 tokens of the Brown training text):
+ * found through the Quantizer SPI for {@code QuantizationSpec.awq()}, the norms carry folded
+ * scales, and the checkpoint exports as AutoAWQ GEMM and imports with identical logits.
+ */
+class AwqQuantizerTest {
+    static final int[] PROMPT = {1, 450, 1701, 310, 278, 427, 338, 263};
+
+    @TempDir Path tmp;
+
+    @Test void awqFoldsIntoNormsAndRoundTripsThroughAwqExport() {
+        Path model = Fixtures.brownHf(), train = Fixtures.file("corpora/brown/train.txt");
+        QuantizationSpec spec = QuantizationSpec.awq().calibration(new QuantizationSpec.CalibrationSpec(List.of(train), 8, 64, 0)).build();
+        assertInstanceOf(AwqQuantizer.class, ModelOptimizer.quantizer(spec));
+        try (HfModelSource base = HfModelSource.open(model);
+             ModelSource q = ModelOptimizer.quantizer(spec).quantize(base, spec, null)) {
+            float[] n0 = AwqQuantizer.read(base, "blk.0.attn_norm.weight"), n1 = AwqQuantizer.read(q, "blk.0.attn_norm.weight");
+            assertFalse(java.util.Arrays.equals(n0, n1), "attn_norm of block 0 should carry AWQ's scales");
+            float[] ours = logits(q), f32 = logits(base);
+            double err = 0, ref = 0;
+            for (int i = 0; i < ours.length; i++) {
+                err += (ours[i] - f32[i]) * (ours[i] - f32[i]);
+                ref += f32[i] * f32[i];
+            }
+            assertTrue(err < 0.01 * ref, "W4 g128 logits far from F32: relative squared error " + err / ref);
+            Path out = tmp.resolve("awq");
+            OptimizedModel.exporter("awq").export(q, out, null);
+            try (ModelOptimizer back = ModelOptimizer.load(out)) {
+                assertArrayEquals(ours, logits(back.source()), "export -> import changed the logits");
+            }
+        }
+    }
+
+    static float[] logits(ModelSource s) {
+        RunnerOptions o = RunnerOptions.builder().threads(2).kvDtype(KvDtype.F32).maxBatchTokens(16).build();
+        try (ModelRunner r = CpuLlamaRunner.load(s, o); KvCache cache = r.newKvCache()) {
+            Logits l = r.forward(Batch.ofSequence(0, 0, PROMPT, true), cache);
+            float[] all = new float[l.rows() * l.vocabSize()];
+            for (int i = 0; i < l.rows(); i++) l.copyRow(i, all, i * l.vocabSize());
+            return all;
+        }
+    }
+}
