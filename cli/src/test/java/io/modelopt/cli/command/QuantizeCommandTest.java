@@ -61,6 +61,25 @@ class QuantizeCommandTest {
     }
 
     @Test
+    void calibratedMethodsNameWhatIsMissingOrWrong() throws IOException {
+        Path f32 = Fixtures.brownGguf("f32"), out = dir.resolve("g");
+        Path text = Files.writeString(dir.resolve("calib.txt"), "The jury said.");
+        Result noCalib = run("quantize", "--model", f32.toString(), "--method", "gptq", "--out", out.toString());
+        assertEquals(2, noCalib.code());
+        assertTrue(noCalib.err().contains("gptq needs calibration text: --calib FILE"), noCalib.err());
+        Result damp = run("quantize", "--model", f32.toString(), "--method", "gptq", "--calib", text.toString(), "--damp", "0", "--out", out.toString());
+        assertEquals(2, damp.code());
+        assertTrue(damp.err().contains("damp must be positive"), damp.err());
+        Result rtnCalib = run("quantize", "--model", f32.toString(), "--method", "rtn", "--calib", text.toString(), "--out", out.toString());
+        assertEquals(2, rtnCalib.code());
+        assertTrue(rtnCalib.err().contains("apply to the calibrated methods"), rtnCalib.err());
+        Result tooShort = run("quantize", "--model", f32.toString(), "--method", "gptq", "--calib", text.toString(), "--format", "gptq", "--out", out.toString());
+        assertEquals(2, tooShort.code());
+        assertTrue(tooShort.err().matches("(?s).*calibration text too short: .* gave \\d+ tokens, one sample needs 256.*"), tooShort.err());
+        assertFalse(Files.exists(out));
+    }
+
+    @Test
     void planShowsEachTensorsTargetAndTheFfnDownFallback() {
         Result r = run("quantize", "--model", Fixtures.storiesGguf("f32").toString(), "--method", "rtn", "--group-size", "32",
                 "--override", "blk.0.*=INT8", "--keep", "blk.0.attn_q.weight", "--override", "blk.99.*=F16", "--plan");
