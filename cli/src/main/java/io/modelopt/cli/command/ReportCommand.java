@@ -43,18 +43,27 @@ public final class ReportCommand implements Command {
     @Override public String usage() {
         return """
                 usage: modelopt report [--model PATH] [--text FILE] [--calib FILE] [--stages 1,2,3,4] [--method M]
-                                       [--prompt-tokens N] [--gen-tokens N] [--runs R] [--warmup W] [--threads T]
+                                       [--bits B] [--group-size G] [--calib-samples N] [--calib-tokens N]
+                                       [--concurrent-gen-tokens N] [--prompt-tokens N] [--gen-tokens N] [--runs R] [--warmup W] [--threads T]
                                        [--out DIR] [--json FILE] [--memory-budget BYTES] [--max-ppl-increase PCT]
                                        [--max-kl NATS] [--require] [--quiet]
                   --model PATH           a .gguf file or HF directory; default: the built-in synthetic %s model in F16
                                          (random weights, generated into the cache on first use: no download)
                   --synthetic NAME       the built-in model's shape: small125m (default), tiny1b or micro; not with --model
                   --text FILE            evaluation text: perplexity per stage and KL on its tokens (default: random tokens)
-                  --calib FILE           calibration text for calibrated INT4 methods (awq, gptq)
+                  --calib FILE           calibration text for the calibrated methods (awq, gptq, awq+gptq); without it
+                                         they calibrate on seeded random token ids (and say so)
+                  --calib-samples N      calibration sequences (default 16; 8 on the built-in model without --calib)
+                  --calib-tokens N       tokens per calibration sequence (default 256; 128 on the built-in model without --calib)
                   --stages LIST          stages to run, e.g. 1,3 (default 1,2,3,4):
                                            1 baseline (F16/F32 weights as stored), 2 INT8 RTN per-channel,
-                                           3 INT4 g128 (--method), 4 INT4 + INT8 KV + continuous batching
-                  --method M             stage 3's INT4 method: %s (default rtn)
+                                           3 INT4 g128 (--method), 4 stage 3's weights + INT8 KV + the engine
+                                           (continuous batching, prefix caching)
+                  --method M             stages 3-4's INT4 method: %s
+                                         (default awq when its quantizer is in the build, else gptq, else rtn)
+                  --bits B               bits of stage 3's weights for rtn/awq/gptq (default 4)
+                  --group-size G         their group size (default 128; must divide the rows: checked before any stage runs)
+                  --concurrent-gen-tokens N  tokens each of the 8 concurrent requests generates (default %d)
                   --prompt-tokens N      prompt length for TTFT and prefill, one batch (default %d)
                   --gen-tokens N         greedy decode steps per run (default %d)
                   --runs R               measured runs per stage (default %d); median and min-max are reported
@@ -72,9 +81,9 @@ public final class ReportCommand implements Command {
                   %s
                 Recommends the fastest stage (decode tokens/s) that meets the bounds and says why each other
                 stage was not chosen; without quality bounds a stage must have mean KL <= %s nats and top-1 >= %.0f %%.
-                Stages whose modules are not in this build are listed as not available, with what they need.
+                A stage whose quantizer is not in this build is listed as not available, with what it needs.
                 example: modelopt report --stages 1,3 --method q4_k_m --runs 3 --max-kl 0.1 --out /tmp/report"""
-                .formatted(SyntheticSpec.SMALL_125M.name(), Int4Method.names(), ReportOptions.DEFAULT_PROMPT, ReportOptions.DEFAULT_GEN,
+                .formatted(SyntheticSpec.SMALL_125M.name(), Int4Method.names(), ReportOptions.CONCURRENT_GEN_TOKENS, ReportOptions.DEFAULT_PROMPT, ReportOptions.DEFAULT_GEN,
                         ReportOptions.DEFAULT_RUNS, ReportOptions.DEFAULT_WARMUP, Runtime.getRuntime().availableProcessors(),
                         ReportOptions.DEFAULT_OUT, EXIT_NO_STAGE_MEETS, CommandOptions.BACKEND_USAGE.strip(), Bounds.DEFAULT_MAX_KL,
                         100 * Bounds.DEFAULT_MIN_TOP1);
@@ -82,7 +91,7 @@ public final class ReportCommand implements Command {
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         Args args = Args.parse(argv, Set.of("model", "synthetic", "text", "calib", "stages", "method", "prompt-tokens", "gen-tokens", "runs",
-                "warmup", "threads", "ctx", "chunks", "out", "json", "memory-budget", "max-ppl-increase", "max-kl", "backend"), Set.of("require", "quiet"));
+                "warmup", "threads", "ctx", "chunks", "bits", "group-size", "calib-samples", "calib-tokens", "concurrent-gen-tokens", "out", "json", "memory-budget", "max-ppl-increase", "max-kl", "backend"), Set.of("require", "quiet"));
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
         boolean quiet = args.has("quiet");
         if (quiet && System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
@@ -145,6 +154,27 @@ public final class ReportCommand implements Command {
         if (args.has("calib")) b.calib(Path.of(args.get("calib", null)));
         if (args.has("stages")) b.stages(Stage.parseList(args.get("stages", null)));
         if (args.has("method")) b.method(Int4Method.parse(args.get("method", null)));
+        if ((args.has("bits") || args.has("group-size")) && args.has("method") && Int4Method.parse(args.get("method", null)) == Int4Method.Q4_K_M) {
+            throw new Args.UsageException("--bits and --group-size apply to rtn, awq and gptq; q4_k_m fixes its own types");
+        }
+        if (args.has("bits")) {
+            int bits = args.getInt("bits", ReportOptions.DEFAULT_INT4_BITS);
+            if (bits != 2 && bits != 3 && bits != 4 && bits != 8) throw new Args.UsageException("--bits must be 2, 3, 4 or 8, got " + bits);
+            b.int4Bits(bits);
+        }
+        if (args.has("group-size")) {
+            int g = args.getInt("group-size", ReportOptions.DEFAULT_GROUP_SIZE);
+            try {
+                // the spec's own rule (32, 64, 128 or per channel), before anything is loaded
+                io.modelopt.core.QuantizationSpec.int4().groupSize(g).build();
+            } catch (IllegalArgumentException e) {
+                throw new Args.UsageException("--group-size: " + e.getMessage());
+            }
+            b.int4GroupSize(g);
+        }
+        if (args.has("calib-samples")) b.calibSamples(atLeast(args, "calib-samples", 0, 1));
+        if (args.has("calib-tokens")) b.calibTokens(atLeast(args, "calib-tokens", 0, 2));
+        b.concurrentGenTokens(atLeast(args, "concurrent-gen-tokens", ReportOptions.CONCURRENT_GEN_TOKENS, 1));
         b.promptTokens(atLeast(args, "prompt-tokens", ReportOptions.DEFAULT_PROMPT, 1));
         b.genTokens(atLeast(args, "gen-tokens", ReportOptions.DEFAULT_GEN, 1));
         b.runs(atLeast(args, "runs", ReportOptions.DEFAULT_RUNS, 1));

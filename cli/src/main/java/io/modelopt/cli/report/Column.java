@@ -41,10 +41,14 @@ record Column(String header, List<String> csvNames, boolean numeric, Function<St
             c.add(quality("PPL", "perplexity", q -> q.perplexity(), v -> Double.isNaN(v) ? Format.NA : String.format(Locale.ROOT, "%.3f", v)));
             c.add(quality("PPL change", "perplexity_change_percent", q -> q.perplexityChangePercent(), Format::signedPercent));
         }
-        // the engine's columns: present so the table's shape is final, empty until issue 19
-        c.add(Column.single("8× tok/s¹", "concurrent8_tokens_per_s", true, r -> Format.NA, r -> ""));
-        c.add(Column.single("8× mean/p95 s¹", "concurrent8_completion_s", true, r -> Format.NA, r -> ""));
-        c.add(Column.single("8× p95 TTFT ms¹", "concurrent8_p95_ttft_ms", true, r -> Format.NA, r -> ""));
+        c.add(Column.single("KV B/tok", "kv_bytes_per_token", true, r -> r.available() ? String.format(Locale.ROOT, "%,.0f", r.memory().kvBytesPerToken()) : Format.NA,
+                r -> r.available() ? raw(r.memory().kvBytesPerToken()) : ""));
+        c.add(concurrency("8× tok/s¹", "concurrent8_tokens_per_s", x -> x.tokensPerSecond(), v -> String.format(Locale.ROOT, "%.1f", v)));
+        c.add(new Column("8× mean/p95 s¹", List.of("concurrent8_mean_completion_s", "concurrent8_p95_completion_s"), true,
+                r -> r.available() ? String.format(Locale.ROOT, "%.2f / %.2f", r.concurrency().meanCompletionSeconds(), r.concurrency().p95CompletionSeconds())
+                        : Format.NA,
+                r -> r.available() ? List.of(raw(r.concurrency().meanCompletionSeconds()), raw(r.concurrency().p95CompletionSeconds())) : List.of("", "")));
+        c.add(concurrency("8× p95 TTFT ms¹", "concurrent8_p95_ttft_ms", x -> x.p95TtftMillis(), v -> String.format(Locale.ROOT, "%.0f", v)));
         return c;
     }
 
@@ -83,6 +87,12 @@ record Column(String header, List<String> csvNames, boolean numeric, Function<St
                                   java.util.function.DoubleFunction<String> format) {
         return Column.single(header, csv, true, r -> r.available() ? format.apply(f.applyAsDouble(r.quality())) : Format.NA,
                 r -> r.available() ? raw(f.applyAsDouble(r.quality())) : "");
+    }
+
+    private static Column concurrency(String header, String csv, java.util.function.ToDoubleFunction<StageResult.Concurrency> f,
+                                      java.util.function.DoubleFunction<String> format) {
+        return Column.single(header, csv, true, r -> r.available() ? format.apply(f.applyAsDouble(r.concurrency())) : Format.NA,
+                r -> r.available() ? raw(f.applyAsDouble(r.concurrency())) : "");
     }
 
     /** A number as CSV and JSON write it: shortest round-trip form, empty when absent. */

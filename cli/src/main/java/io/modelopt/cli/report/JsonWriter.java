@@ -65,10 +65,17 @@ public final class JsonWriter {
             m.put("top1_agreement", num(q.top1Agreement()));
             m.put("perplexity", num(q.perplexity()));
             m.put("perplexity_change_percent", num(q.perplexityChangePercent()));
+            m.put("kv_bytes_per_token", num(mem.kvBytesPerToken()));
+            StageResult.Concurrency c = r.concurrency();
+            m.put("concurrent8_requests", c.requests());
+            m.put("concurrent8_through_engine", c.concurrent());
+            m.put("concurrent8_tokens_per_s", num(c.tokensPerSecond()));
+            m.put("concurrent8_mean_completion_s", num(c.meanCompletionSeconds()));
+            m.put("concurrent8_p95_completion_s", num(c.p95CompletionSeconds()));
+            m.put("concurrent8_p95_ttft_ms", num(c.p95TtftMillis()));
+            m.put("concurrent8_generated_tokens", c.generatedTokens());
+            m.put("concurrent8_prefix_hit_rate", num(c.prefixHitRate()));
         }
-        m.put("concurrent8_tokens_per_s", null);
-        m.put("concurrent8_completion_s", null);
-        m.put("concurrent8_p95_ttft_ms", null);
         m.put("notes", r.notes());
         return m;
     }

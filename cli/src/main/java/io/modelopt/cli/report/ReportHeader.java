@@ -14,9 +14,14 @@ import java.util.Map;
  * @param parameters   the baseline's parameter count (all tensors)
  * @param evaluation   the evaluation token set in words
  * @param vectorBits   the Vector API width the kernels run at (0: scalar kernels)
+ * @param method       further lines of the method (the concurrent requests, calibration)
  */
 public record ReportHeader(String model, long parameters, int promptTokens, int genTokens, int warmupRuns, int runs,
-                           int threads, String jdk, String cpu, String kernels, int vectorBits, String date, String evaluation) {
+                           int threads, String jdk, String cpu, String kernels, int vectorBits, String date, String evaluation,
+                           List<String> method) {
+    public ReportHeader {
+        method = List.copyOf(method);
+    }
 
     public List<String> lines() {
         List<String> l = new ArrayList<>();
@@ -25,9 +30,10 @@ public record ReportHeader(String model, long parameters, int promptTokens, int 
         l.add(String.format(Locale.ROOT, "Method: per stage %s, then %d measured runs (median and min-max); each run prefills a fixed "
                 + "%d-token prompt as one batch (TTFT = time to its last logits) and then decodes %d tokens greedily, one sequence "
                 + "(\"sequential\": requests served one at a time); KV cache cleared between runs.", warm, runs, promptTokens, genTokens));
-        l.add("Memory: weights, KV and other (activations, scratch) as the runner accounts them; RSS sampled from /proc/self/status "
+        l.add("Memory: weights, KV and other (activations, scratch) as the runner accounts them (KV of the engine's stage: its block pool); RSS sampled from /proc/self/status "
                 + "while the stage loads and runs (peak) and during the measured runs (steady, median). One process runs every stage in turn; "
                 + "between stages the freed memory is returned to the OS (GC and malloc_trim).");
+        l.addAll(method);
         l.add("Quality: against the baseline on " + evaluation + ".");
         l.add(String.format(Locale.ROOT, "Machine: %s; %d threads; %s; kernels %s%s; %s.", cpu, threads, jdk, kernels,
                 vectorBits > 0 ? " at " + vectorBits + " bits" : "", date));
@@ -49,6 +55,7 @@ public record ReportHeader(String model, long parameters, int promptTokens, int 
         m.put("vector_bits", vectorBits);
         m.put("date", date);
         m.put("evaluation", evaluation);
+        m.put("method", method);
         return m;
     }
 }

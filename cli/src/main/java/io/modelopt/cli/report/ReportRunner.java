@@ -91,11 +91,22 @@ public final class ReportRunner {
             throw new IllegalArgumentException("evaluation context " + eval.protocol().contextLength() + " exceeds the model's context length "
                     + config.contextLength());
         }
-        StageModels models = new StageModels(model, baselineType, options.method(), options.calib());
-        ReportHeader header = header(parameters, eval);
+        boolean both = options.stages().contains(Stage.INT4) && options.stages().contains(Stage.INT4_KV8_ENGINE);
+        int[] calib = calibrationSize();
+        ConcurrentLoad load = new ConcurrentLoad(options.concurrentGenTokens());
+        if (load.contextPerRequest() > config.contextLength()) {
+            throw new IllegalArgumentException("the concurrent requests need " + load.contextPerRequest() + " positions, more than the model's context length "
+                    + config.contextLength() + ": lower --concurrent-gen-tokens");
+        }
         List<StageResult> results = new ArrayList<>();
         double[] basePerplexity = {Double.NaN};
-        try (RssSampler rss = new RssSampler()) {
+        try (StageModels models = new StageModels(model, baselineType, options.method(), options.int4Bits(), options.int4GroupSize(), options.calib(),
+                calib[0], calib[1], both);
+             RssSampler rss = new RssSampler()) {
+            try (ModelSource base = StageModels.openFile(model)) {
+                models.check(base, options.stages(), options.explicitInt4Shape());
+            }
+            ReportHeader header = header(parameters, eval, load, models, calib);
             int i = 0;
             for (Stage stage : options.stages()) {
                 progress.stage(++i, stage);
@@ -105,20 +116,34 @@ public final class ReportRunner {
                     results.add(StageResult.unavailable(stage, models.configuration(stage), why));
                     continue;
                 }
-                results.add(measure(stage, models, config, parameters, eval, rss, basePerplexity));
+                results.add(measure(stage, models, config, parameters, eval, rss, basePerplexity, load));
             }
+            return new Report(header, results, Recommendation.choose(results, options.bounds()));
         }
-        return new Report(header, results, Recommendation.choose(results, options.bounds()));
+    }
+
+    /**
+     * Calibration samples and tokens: --calib-samples/--calib-tokens, else the issue's 16 × 256,
+     * except on the built-in synthetic model without --calib, where {@link ReportOptions#SYNTHETIC_CALIB_SAMPLES}
+     * × {@link ReportOptions#SYNTHETIC_CALIB_TOKENS} keep the default report within its time (random
+     * weights and random ids: more samples calibrate nothing better).
+     */
+    private int[] calibrationSize() {
+        boolean synthetic = options.model() == null && options.calib() == null;
+        int samples = options.calibSamples() > 0 ? options.calibSamples() : synthetic ? ReportOptions.SYNTHETIC_CALIB_SAMPLES : StageModels.CALIB_SAMPLES;
+        int tokens = options.calibTokens() > 0 ? options.calibTokens() : synthetic ? ReportOptions.SYNTHETIC_CALIB_TOKENS : StageModels.CALIB_TOKENS;
+        return new int[] {samples, tokens};
     }
 
     private StageResult measure(Stage stage, StageModels models, ModelConfig config, long parameters, EvalSet eval, RssSampler rss,
-                                double[] basePerplexity) {
+                                double[] basePerplexity, ConcurrentLoad load) {
         rss.beginStage();
         progress.step(stage == Stage.BASELINE ? "loading" : "making the model");
         try (StageModel m = models.open(stage, progress.as("quantizing"))) {
             long tensorBytes = m.tensorBytes();
             StageResult.Speed speed;
             long weightBytes, kvBytes, otherBytes;
+            double kvPerToken;
             progress.step("loading");
             try (ModelRunner runner = backend.load(m.source(), speedOptions(m.kvDtype()));
                  KvCache cache = runner.newKvCache(1, options.promptTokens() + options.genTokens())) {
@@ -127,13 +152,31 @@ public final class ReportRunner {
                 weightBytes = mem.weightBytes();
                 kvBytes = cache.byteSize();
                 otherBytes = mem.scratchBytes();
+                kvPerToken = cache.storage().layout().bytesPerToken();
             }
+            boolean concurrent = stage == Stage.INT4_KV8_ENGINE;
+            progress.step(concurrent ? "8 concurrent requests through the engine" : "8 requests one at a time");
+            StageResult.Concurrency conc;
+            try (ModelRunner runner = backend.load(m.source(), load.runnerOptions(options.threads(), m.kvDtype()))) {
+                conc = load.measure(runner, m.source().tokenizer(), concurrent);
+            }
+            // the engine's stage holds its requests' KV in the block pool: that is the KV it needs
+            if (concurrent) kvBytes = load.poolBytes(config, m.kvDtype(), true);
             RssSampler.Rss r = rss.endStage();
-            StageResult.Memory memory = new StageResult.Memory(weightBytes, kvBytes, otherBytes, r.peakBytes(), r.steadyBytes());
+            StageResult.Memory memory = new StageResult.Memory(weightBytes, kvBytes, otherBytes, r.peakBytes(), r.steadyBytes(), kvPerToken);
             StageResult.Quality quality = quality(stage, m, eval, basePerplexity);
             double bpw = 8.0 * tensorBytes / parameters;
-            LOG.info("stage {}: decode {} t/s, {} bits/weight, KL {}", stage.number(), speed.decodePerSecond().median(), bpw, quality.meanKl());
-            return new StageResult(stage, models.configuration(stage), null, speed, memory, bpw, quality, m.notes());
+            LOG.info("stage {}: decode {} t/s, 8x {} t/s, {} bits/weight, KL {}", stage.number(), speed.decodePerSecond().median(), conc.tokensPerSecond(),
+                    bpw, quality.meanKl());
+            List<String> notes = new ArrayList<>(m.notes());
+            if (concurrent) {
+                notes.add(String.format(Locale.ROOT, "engine: prefix-cache hit rate %.0f %% of prompt blocks looked up (warm-up and measured rounds); "
+                        + "KV column = the engine's pool, %d blocks of %d", 100 * conc.prefixHitRate(), load.kvBlocks(true), ConcurrentLoad.BLOCK_SIZE));
+            }
+            if (conc.generatedTokens() < (long) ConcurrentLoad.REQUESTS * load.genTokens()) {
+                notes.add(conc.generatedTokens() + " of " + ConcurrentLoad.REQUESTS * load.genTokens() + " concurrent tokens generated (some requests ended at EOS)");
+            }
+            return new StageResult(stage, models.configuration(stage), null, speed, memory, bpw, quality, conc, notes);
         }
     }
 
@@ -235,11 +278,21 @@ public final class ReportRunner {
         return EvalSet.text(options.text().getFileName().toString(), text, base.tokenizer(), ctx, options.evalWindows());
     }
 
-    private ReportHeader header(long parameters, EvalSet eval) {
+    private ReportHeader header(long parameters, EvalSet eval, ConcurrentLoad load, StageModels models, int[] calib) {
+        List<String> method = new ArrayList<>();
+        method.add(load.describe());
+        if (models.method().calibrated() && (options.stages().contains(Stage.INT4) || options.stages().contains(Stage.INT4_KV8_ENGINE))) {
+            boolean reduced = options.model() == null && options.calib() == null && options.calibSamples() == 0 && options.calibTokens() == 0;
+            method.add(String.format(Locale.ROOT, "Calibration (%s): %d x %d tokens of %s%s.", models.method().key(), calib[0], calib[1],
+                    options.calib() != null ? options.calib().getFileName() : "uniformly random token ids (seed " + StageModels.CALIB_SEED + ")",
+                    reduced ? String.format(Locale.ROOT, ", reduced from the default %d x %d on the built-in synthetic model to keep the report "
+                            + "within 5 minutes (random weights and ids: more samples calibrate nothing better)", StageModels.CALIB_SAMPLES,
+                            StageModels.CALIB_TOKENS) : ""));
+        }
         return new ReportHeader(modelName, parameters, options.promptTokens(), options.genTokens(), options.warmupRuns(), options.runs(),
                 options.threads(), System.getProperty("java.vm.name") + " " + Runtime.version(), cpuModel(),
                 KernelMode.DEFAULT.name().toLowerCase(Locale.ROOT), KernelMode.DEFAULT == KernelMode.VECTOR ? VectorWidth.bits() : 0,
-                ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z", Locale.ROOT)), eval.description());
+                ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z", Locale.ROOT)), eval.description(), method);
     }
 
     /** The CPU's model name from /proc/cpuinfo, or the OS architecture elsewhere. */

@@ -7,20 +7,21 @@ import java.util.Objects;
 
 /**
  * One stage's model, ready to be bound to runners: its weights (the file as it is, or quantized),
- * the KV dtype the stage runs with, and what must be released after it (an in-memory quantized
- * copy, a temporary file).
+ * the KV dtype the stage runs with, and whether closing it releases the weights (an in-memory
+ * quantized copy that no later stage shares).
  */
 final class StageModel implements AutoCloseable {
     private final ModelSource source;
     private final KvDtype kvDtype;
     private final List<String> notes;
-    private final Runnable cleanup;
+    private final boolean owned;
 
-    StageModel(ModelSource source, KvDtype kvDtype, List<String> notes, Runnable cleanup) {
+    /** @param owned close {@code source} with this object (false: it is shared with a later stage, and its owner closes it) */
+    StageModel(ModelSource source, KvDtype kvDtype, List<String> notes, boolean owned) {
         this.source = Objects.requireNonNull(source, "source");
         this.kvDtype = Objects.requireNonNull(kvDtype, "kvDtype");
         this.notes = List.copyOf(notes);
-        this.cleanup = cleanup;
+        this.owned = owned;
     }
 
     ModelSource source() { return source; }
@@ -35,10 +36,6 @@ final class StageModel implements AutoCloseable {
     }
 
     @Override public void close() {
-        try {
-            source.close();
-        } finally {
-            if (cleanup != null) cleanup.run();
-        }
+        if (owned) source.close();
     }
 }

@@ -13,7 +13,7 @@ import java.util.Objects;
  * @param notes         footnotes of this stage (e.g. "--calib not used by RTN")
  */
 public record StageResult(Stage stage, String configuration, String unavailable, Speed speed, Memory memory,
-                          double bitsPerWeight, Quality quality, List<String> notes) {
+                          double bitsPerWeight, Quality quality, Concurrency concurrency, List<String> notes) {
     public StageResult {
         Objects.requireNonNull(stage, "stage");
         Objects.requireNonNull(configuration, "configuration");
@@ -22,12 +22,13 @@ public record StageResult(Stage stage, String configuration, String unavailable,
             Objects.requireNonNull(speed, "speed");
             Objects.requireNonNull(memory, "memory");
             Objects.requireNonNull(quality, "quality");
+            Objects.requireNonNull(concurrency, "concurrency");
         }
     }
 
     /** A stage that could not run here, with the reason (what it needs). */
     public static StageResult unavailable(Stage stage, String configuration, String reason) {
-        return new StageResult(stage, configuration, Objects.requireNonNull(reason, "reason"), null, null, Double.NaN, null, List.of());
+        return new StageResult(stage, configuration, Objects.requireNonNull(reason, "reason"), null, null, Double.NaN, null, null, List.of());
     }
 
     public boolean available() { return unavailable == null; }
@@ -52,12 +53,14 @@ public record StageResult(Stage stage, String configuration, String unavailable,
      * Memory, as the runner accounts it plus the process's resident set sampled during the stage.
      *
      * @param weightBytes     the model's tensors as the runner binds them
-     * @param kvBytes         the KV cache of the measured runs (prompt + generated positions)
+     * @param kvBytes         the KV cache of the measured runs (prompt + generated positions); for
+     *                        the engine's stage, its block pool (the concurrent requests' KV)
      * @param otherBytes      activations and per-thread scratch, allocated once at load
      * @param rssPeakBytes    highest resident set while the stage loaded and ran (-1: no /proc)
      * @param rssSteadyBytes  median resident set over the measured runs (-1: no /proc)
+     * @param kvBytesPerToken KV bytes one token adds over all layers, keys and values, scales included
      */
-    public record Memory(long weightBytes, long kvBytes, long otherBytes, long rssPeakBytes, long rssSteadyBytes) {
+    public record Memory(long weightBytes, long kvBytes, long otherBytes, long rssPeakBytes, long rssSteadyBytes, double kvBytesPerToken) {
         /** Weights + KV + other: what the memory budget is compared with (it does not depend on stage order, RSS does). */
         public long totalBytes() { return weightBytes + kvBytes + otherBytes; }
     }
@@ -81,4 +84,19 @@ public record StageResult(Stage stage, String configuration, String unavailable,
 
         public boolean hasPerplexity() { return !Double.isNaN(perplexity); }
     }
+
+    /**
+     * {@code requests} requests that share a system prompt, all submitted at once; times from
+     * submission, so a request that waits for others counts its wait.
+     *
+     * @param concurrent          served through the engine together (false: one at a time, in order)
+     * @param tokensPerSecond     generated tokens of all requests / wall time from submission to the last completion
+     * @param meanCompletionSeconds mean time from submission to a request's last token
+     * @param p95CompletionSeconds  95th percentile of it (nearest rank)
+     * @param p95TtftMillis       95th percentile of the time from submission to a request's first token
+     * @param generatedTokens     tokens generated over all requests (fewer than asked when one ends at EOS)
+     * @param prefixHitRate       cached prompt blocks found / looked up (0 without prefix caching)
+     */
+    public record Concurrency(int requests, boolean concurrent, double tokensPerSecond, double meanCompletionSeconds, double p95CompletionSeconds,
+                              double p95TtftMillis, long generatedTokens, double prefixHitRate) {}
 }

@@ -20,7 +20,7 @@ class ReportCommandTest {
 
     /** Few runs and tokens: the test checks the wiring and the files, not the speed. */
     private static final String[] FAST = {"--runs", "1", "--warmup", "0", "--prompt-tokens", "8", "--gen-tokens", "2", "--threads", "1",
-            "--ctx", "16", "--chunks", "2"};
+            "--ctx", "16", "--chunks", "2", "--concurrent-gen-tokens", "3"};
 
     @BeforeAll
     static void micro() {
@@ -48,7 +48,7 @@ class ReportCommandTest {
         assertTrue(r.out().contains("Method: per stage no warm-up, then 1 measured runs"), r.out());
         assertTrue(r.out().contains("Rule: the fastest stage"), r.out());
         assertTrue(r.out().contains("| 2 int8 "), r.out());
-        assertTrue(r.out().contains("| 4 int4+kv8+engine "), "stage 4 runs now that core has the INT8 KV cache:\n" + r.out());
+        assertTrue(r.out().contains("| 4 int4+kv8+engine "), r.out());
         assertTrue(r.err().contains("stage 3 of 4 (int4): quantizing"), "progress names the stage and what it does:\n" + r.err());
         for (String f : List.of("report.md", "report.csv", "report.json", "report.svg")) assertTrue(Files.size(out.resolve(f)) > 0, f);
         assertEquals(Files.readString(out.resolve("report.json")), Files.readString(json));
@@ -59,7 +59,29 @@ class ReportCommandTest {
         assertEquals(true, base.get("available"));
         assertEquals(true, int8.get("available"));
         assertEquals(true, int4.get("available"));
-        assertEquals(true, stages.get(3).get("available"), "stage 4: INT8 KV is in core now");
+        Map<String, Object> engine = stages.get(3);
+        assertEquals(true, engine.get("available"));
+        assertEquals(int4.get("weight_bytes"), engine.get("weight_bytes"), "stage 4 runs stage 3's weights");
+        for (Map<String, Object> st : stages) {
+            assertEquals(8L, ((Number) st.get("concurrent8_requests")).longValue());
+            assertEquals(st == engine, st.get("concurrent8_through_engine"));
+            double tps = ((Number) st.get("concurrent8_tokens_per_s")).doubleValue();
+            double mean = ((Number) st.get("concurrent8_mean_completion_s")).doubleValue(), p95 = ((Number) st.get("concurrent8_p95_completion_s")).doubleValue();
+            double ttft = ((Number) st.get("concurrent8_p95_ttft_ms")).doubleValue();
+            long generated = ((Number) st.get("concurrent8_generated_tokens")).longValue();
+            assertTrue(generated >= 8 && generated <= 8 * 3, "8 requests of at most 3 tokens: " + generated);
+            assertTrue(tps > 0 && mean > 0 && p95 >= mean && ttft > 0 && ttft <= p95 * 1000, st.toString());
+        }
+        // one at a time, the last request waits for the other seven: its completion is several requests long
+        double seqMean = ((Number) int4.get("concurrent8_mean_completion_s")).doubleValue(), seqP95 = ((Number) int4.get("concurrent8_p95_completion_s")).doubleValue();
+        assertTrue(seqP95 > 1.5 * seqMean, "sequential: p95 " + seqP95 + " vs mean " + seqMean);
+        // INT8 KV: 1 byte per entry plus an F32 scale per token and head, against F16's 2 bytes (micro: 2 layers, kvDim 32, head 8?)
+        double kv16 = ((Number) int4.get("kv_bytes_per_token")).doubleValue(), kv8 = ((Number) engine.get("kv_bytes_per_token")).doubleValue();
+        assertEquals(2.0 * 2 * 32 * 2, kv16, 1e-9, "micro: 2 layers x (K + V) x kvDim 32 x 2 bytes");
+        assertTrue(kv8 < 0.7 * kv16 && kv8 >= kv16 / 2, kv8 + " vs " + kv16);
+        // the engine's KV is its pool: 8 requests x ceil((64 + 16 + 3) / 16) blocks x 16 slots
+        assertEquals(8L * 6 * 16 * kv8, ((Number) engine.get("kv_bytes")).doubleValue(), 1e-6);
+        assertTrue(r.out().contains("Concurrency (8x columns): 8 requests submitted at once"), r.out());
         double bpw8 = ((Number) int8.get("bits_per_weight")).doubleValue();
         assertTrue(bpw8 < 16 && bpw8 > 8, "INT8 per channel with F16 embeddings kept (micro: a large share): " + bpw8);
         assertTrue(((Number) int8.get("mean_kl_nats")).doubleValue() < ((Number) int4.get("mean_kl_nats")).doubleValue(), "INT8 closer than Q4_K_M");
@@ -77,6 +99,24 @@ class ReportCommandTest {
             long peak = ((Number) base.get("rss_peak_bytes")).longValue(), steady = ((Number) base.get("rss_steady_bytes")).longValue();
             assertTrue(peak >= steady && steady > 0, peak + " " + steady);
         }
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void byDefaultStageThreeIsCalibratedOnSyntheticTokensAndStageFourReusesItsWeights() throws Exception {
+        Path out = dir.resolve("out-calibrated");
+        CliRun r = report("--model", model.toString(), "--stages", "3,4", "--calib-samples", "2", "--calib-tokens", "16", "--out", out.toString());
+        assertEquals(0, r.code(), r.toString());
+        Map<String, Object> j = Json.parseObject(Files.readString(out.resolve("report.json")));
+        List<Map<String, Object>> stages = (List<Map<String, Object>>) j.get("stages");
+        String config = (String) stages.get(0).get("configuration");
+        // AWQ when the build has its quantizer, else GPTQ: a calibrated INT4 g128 either way, never RTN without saying so
+        assertTrue(config.startsWith("INT4 AWQ g128") || config.startsWith("INT4 GPTQ g128"), config);
+        assertTrue(r.out().contains("Calibration ("), r.out());
+        assertTrue(r.out().contains("calibrated on 2 x 16 uniformly random token ids (seed 1234)"), r.out());
+        assertTrue(r.out().contains("Note, stage 4: the weights of stage 3 (quantized once"), r.out());
+        assertTrue(((String) stages.get(1).get("configuration")).contains("INT8 KV, engine"), stages.get(1).toString());
+        assertEquals(1, r.err().split("stage 4 of 4 \\(int4\\+kv8\\+engine\\): quantizing", -1).length, "stage 4 does not quantize again:\n" + r.err());
     }
 
     @Test
@@ -128,6 +168,15 @@ class ReportCommandTest {
         expect(2, "unknown stage 'x'", "--model", m, "--stages", "x");
         expect(2, "appears twice", "--model", m, "--stages", "1,1");
         expect(2, "unknown --method 'awq4'", "--model", m, "--method", "awq4");
+        expect(2, "--bits must be 2, 3, 4 or 8, got 5", "--model", m, "--bits", "5");
+        expect(2, "--bits and --group-size apply to rtn, awq and gptq", "--model", m, "--method", "q4_k_m", "--group-size", "32");
+        expect(2, "group size must be 32, 64, 128 or -1 (per channel), got 48", "--model", m, "--method", "rtn", "--group-size", "48");
+        // micro's attention rows are 64 columns: group 128 fits none of them, and the check comes before any stage runs
+        CliRun misfit = report("--model", m, "--stages", "1,3", "--method", "rtn", "--group-size", "128");
+        assertEquals(2, misfit.code(), misfit.toString());
+        assertTrue(misfit.err().contains("stage 3: --bits 4 --group-size 128 do not fit this model"), misfit.err());
+        assertTrue(misfit.err().contains("group sizes that fit at 4 bits: 32, 64"), misfit.err());
+        assertFalse(misfit.err().contains("stage 1 of 2"), "fails before the baseline is measured:\n" + misfit.err());
         expect(2, "--runs must be an integer, got 'many'", "--model", m, "--runs", "many");
         expect(2, "--runs must be >= 1, got 0", "--model", m, "--runs", "0");
         expect(2, "--memory-budget must be bytes", "--model", m, "--memory-budget", "12XB");

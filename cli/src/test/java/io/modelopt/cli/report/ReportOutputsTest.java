@@ -86,6 +86,28 @@ class ReportOutputsTest {
     }
 
     @Test
+    void withEveryStageMeasuredNoPanelSaysNotAvailableAndTheEnginesKvBarIsItsPool() throws Exception {
+        Report report = Samples.report(Samples.fourMeasured(), Bounds.NONE);
+        Document d = parse(SvgChart.write(report));
+        for (String id : List.of("panel-memory", "panel-speed", "panel-quality")) {
+            Element p = panel(d, id);
+            assertEquals(List.of(), texts(p, "not-available"), id);
+            assertTrue(texts(p, "stage-label").contains("stage 4"), id);
+        }
+        Element memory = panel(d, "panel-memory");
+        assertEquals(4 * 3, memory.getElementsByTagNameNS("http://www.w3.org/2000/svg", "title").getLength() - 4, "bar titles (plus 4 RSS marks)");
+        NodeList rects = memory.getElementsByTagNameNS("http://www.w3.org/2000/svg", "rect");
+        double kv3 = -1, kv4 = -1;
+        for (int i = 0; i < rects.getLength(); i++) {
+            Element r = (Element) rects.item(i);
+            if (r.getTextContent().startsWith("stage 3 KV")) kv3 = Double.parseDouble(r.getAttribute("height"));
+            if (r.getTextContent().startsWith("stage 4 KV")) kv4 = Double.parseDouble(r.getAttribute("height"));
+        }
+        // Samples: stage 4's pool 32 MiB against stage 3's one-sequence cache of 8 MiB
+        assertEquals(4.0, kv4 / kv3, 0.05);
+    }
+
+    @Test
     void memoryBarsAreStackedToScale() throws Exception {
         Report report = Samples.report(Samples.fourStages(false), Bounds.NONE);
         Document d = parse(SvgChart.write(report));
@@ -148,8 +170,19 @@ class ReportOutputsTest {
             double ppl = ((Number) js.get("perplexity")).doubleValue();
             assertEquals(ppl, Double.parseDouble(row.get(header.indexOf("perplexity"))));
             assertTrue(cells.contains(String.format(java.util.Locale.ROOT, "%.3f", ppl)), cells.toString());
-            assertNull(js.get("concurrent8_tokens_per_s"));
-            assertEquals("n/a", cells.get(cells.size() - 3));
+            // the concurrency columns: the same figures in all three
+            double tps = ((Number) js.get("concurrent8_tokens_per_s")).doubleValue();
+            double mean = ((Number) js.get("concurrent8_mean_completion_s")).doubleValue(), p95 = ((Number) js.get("concurrent8_p95_completion_s")).doubleValue();
+            double ttft = ((Number) js.get("concurrent8_p95_ttft_ms")).doubleValue();
+            assertEquals(tps, Double.parseDouble(row.get(header.indexOf("concurrent8_tokens_per_s"))));
+            assertEquals(p95, Double.parseDouble(row.get(header.indexOf("concurrent8_p95_completion_s"))));
+            assertEquals(ttft, Double.parseDouble(row.get(header.indexOf("concurrent8_p95_ttft_ms"))));
+            assertEquals(String.format(java.util.Locale.ROOT, "%.1f", tps), cells.get(cells.size() - 3));
+            assertEquals(String.format(java.util.Locale.ROOT, "%.2f / %.2f", mean, p95), cells.get(cells.size() - 2));
+            assertEquals(String.format(java.util.Locale.ROOT, "%.0f", ttft), cells.get(cells.size() - 1));
+            double kvPerToken = ((Number) js.get("kv_bytes_per_token")).doubleValue();
+            assertEquals(kvPerToken, Double.parseDouble(row.get(header.indexOf("kv_bytes_per_token"))));
+            assertEquals(String.format(java.util.Locale.ROOT, "%,.0f", kvPerToken), cells.get(cells.size() - 4));
         }
         @SuppressWarnings("unchecked") Map<String, Object> rec = (Map<String, Object>) json.get("recommendation");
         assertEquals(3L, rec.get("chosen_stage"));
