@@ -64,7 +64,7 @@ import org.openjdk.jmh.infra.IterationParams;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
         "-XX:+UseParallelGC", "-Xmn64m", "-XX:PerBytecodeTrapLimit=1000", "-XX:PerMethodTrapLimit=100000"})
-@Warmup(iterations = 2, time = 2)
+@Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 3, time = 2)
 public class StageBenchmark {
     /** Tokens of the system prompt the 8 concurrent requests share. */
