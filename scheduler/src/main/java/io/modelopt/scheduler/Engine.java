@@ -12,7 +12,6 @@ import io.modelopt.core.tokenizer.Tokenizer;
 import io.modelopt.kvcache.BlockManager;
 import io.modelopt.kvcache.KvBlockPool;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
@@ -80,13 +79,7 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
         this.blocks = pool.blocks();
         this.vocabSize = runner.config().vocabSize();
         this.contextLength = runner.contextLength();
-        int[] eos = runner.config().eosTokenIds();
-        int tokEos = tokenizer.eosId();
-        if (tokEos >= 0 && Arrays.stream(eos).noneMatch(e -> e == tokEos)) {
-            eos = Arrays.copyOf(eos, eos.length + 1);
-            eos[eos.length - 1] = tokEos;
-        }
-        this.eosIds = eos;
+        this.eosIds = io.modelopt.core.generate.Generator.eosIds(runner.config().eosTokenIds(), tokenizer.eosId());
         this.scheduler = new Scheduler(blocks, config, runner.options().maxBatchTokens());
         this.loop = Thread.ofPlatform().name("modelopt-engine-step-loop").daemon(false).unstarted(this::run);
         loop.start();

@@ -54,13 +54,7 @@ public final class Generator implements AutoCloseable {
         this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
         this.contextLength = runner.contextLength();
         this.vocabSize = runner.config().vocabSize();
-        int[] eos = runner.config().eosTokenIds();
-        int tokEos = tokenizer.eosId();
-        if (tokEos >= 0 && Arrays.stream(eos).noneMatch(e -> e == tokEos)) {
-            eos = Arrays.copyOf(eos, eos.length + 1);
-            eos[eos.length - 1] = tokEos;
-        }
-        this.eosIds = eos;
+        this.eosIds = eosIds(runner.config().eosTokenIds(), tokenizer.eosId());
         this.cache = runner.newKvCache(1, contextLength);
     }
 
@@ -153,5 +147,16 @@ public final class Generator implements AutoCloseable {
     /** Frees the KV cache; the runner stays open. */
     @Override public void close() {
         cache.close();
+    }
+
+    /**
+     * The ids that end a generation: the model config's EOS ids plus the tokenizer's own EOS id
+     * when the config does not list it (the engine uses the same rule for each of its sequences).
+     */
+    public static int[] eosIds(int[] configEos, int tokenizerEos) {
+        if (tokenizerEos < 0 || Arrays.stream(configEos).anyMatch(e -> e == tokenizerEos)) return configEos.clone();
+        int[] eos = Arrays.copyOf(configEos, configEos.length + 1);
+        eos[eos.length - 1] = tokenizerEos;
+        return eos;
     }
 }
