@@ -9,6 +9,7 @@ import io.modelopt.cli.command.InspectCommand;
 import io.modelopt.cli.command.PerplexityCommand;
 import io.modelopt.cli.command.QuantizeCommand;
 import io.modelopt.cli.command.ReportCommand;
+import io.modelopt.cli.command.ServeCommand;
 import io.modelopt.cli.command.SynthCommand;
 import io.modelopt.cli.command.TokenizeCommand;
 import io.modelopt.core.ModelFormatException;
@@ -25,7 +26,8 @@ public final class Main {
 
     static List<Command> commands() {
         return List.of(new InspectCommand(), new TokenizeCommand(), new GenerateCommand(), new PerplexityCommand(),
-                new SynthCommand(), new BenchCommand(), new QuantizeCommand(), new ImatrixCommand(), new EvaluateCommand(), new ReportCommand());
+                new SynthCommand(), new BenchCommand(), new QuantizeCommand(), new ImatrixCommand(), new EvaluateCommand(), new ReportCommand(),
+                new ServeCommand());
     }
 
     public static void main(String[] args) {
