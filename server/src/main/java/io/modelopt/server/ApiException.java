@@ -51,9 +51,9 @@ final class ApiException extends RuntimeException {
                 method + " is not allowed on " + path + "; use " + allowed, Map.of("Allow", allowed));
     }
 
-    static ApiException timeout(long seconds) {
+    static ApiException timeout(java.time.Duration limit) {
         return new ApiException(408, "timeout_error", "request_timeout", null,
-                "the request did not finish within the server's request timeout of " + seconds + " s", Map.of());
+                "the request did not finish within the server's request timeout of " + limit.toMillis() / 1000.0 + " s", Map.of());
     }
 
     static ApiException tooLarge(long limit) {

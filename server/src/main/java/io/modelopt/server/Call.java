@@ -27,6 +27,8 @@ final class Call {
     /** Filled in by the endpoints for the access line; -1: not applicable. */
     long promptTokens = -1, completionTokens = -1, firstTokenNanos = -1;
     String promptText;
+    /** A generation request: the server's drain waits for it. */
+    boolean generation;
     private boolean committed;
 
     Call(HttpExchange exchange, long id, long maxBodyBytes) {

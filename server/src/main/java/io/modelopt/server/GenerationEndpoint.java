@@ -155,7 +155,7 @@ abstract class GenerationEndpoint {
         return switch (r) {
             case EOS, STOP_STRING -> "stop";
             case MAX_TOKENS, CONTEXT_FULL -> "length";
-            case EXPIRED -> throw ApiException.timeout(options.requestTimeout().toSeconds());
+            case EXPIRED -> throw ApiException.timeout(options.requestTimeout());
             case CANCELLED -> throw ApiException.unavailable("the server is shutting down; the request was cancelled");
         };
     }

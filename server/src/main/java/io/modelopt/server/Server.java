@@ -229,6 +229,7 @@ public final class Server implements AutoCloseable {
             note = " (" + e + ")";
         } finally {
             call.close();
+            if (call.generation) generating.decrementAndGet();
             logAccess(call, note);
         }
     }
@@ -264,16 +265,14 @@ public final class Server implements AutoCloseable {
             case "/v1/completions", "/v1/chat/completions" -> {
                 allow(call, "POST");
                 authorize(call);
+                // counted until the exchange is closed (dispatch), so that a drain never stops the listener under a stream's last chunk
                 generating.incrementAndGet();
-                try {
-                    State s = state;
-                    if (s == State.LOADING) throw ApiException.unavailable("the model is still loading; retry shortly");
-                    if (s != State.SERVING) throw ApiException.unavailable("the server is shutting down");
-                    if (path.equals("/v1/completions")) completions.handle(call);
-                    else chat.handle(call);
-                } finally {
-                    generating.decrementAndGet();
-                }
+                call.generation = true;
+                State s = state;
+                if (s == State.LOADING) throw ApiException.unavailable("the model is still loading; retry shortly");
+                if (s != State.SERVING) throw ApiException.unavailable("the server is shutting down");
+                if (path.equals("/v1/completions")) completions.handle(call);
+                else chat.handle(call);
             }
             default -> {
                 if (path.startsWith("/v1/models/")) {

@@ -1,0 +1,52 @@
+package io.modelopt.server;
+
+import io.modelopt.core.ModelOptimizer;
+import io.modelopt.core.OptimizedModel;
+import io.modelopt.core.kv.KvDtype;
+import io.modelopt.scheduler.Engine;
+import io.modelopt.scheduler.EngineConfig;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.function.UnaryOperator;
+
+/** A model, its engine and a {@link Server} on an ephemeral loopback port, closed together. */
+final class TestServer implements AutoCloseable {
+    static final String MODEL = "stories260K";
+
+    final OptimizedModel model;
+    final Engine engine;
+    final Server server;
+
+    private TestServer(OptimizedModel model, Engine engine, Server server) {
+        this.model = model;
+        this.engine = engine;
+        this.server = server;
+    }
+
+    /** The model at {@code path} (F32 KV cache: outputs as the single-sequence generator gives them) served as {@link #MODEL}. */
+    static TestServer start(Path path, UnaryOperator<EngineConfig.Builder> engineConfig, UnaryOperator<ServerOptions.Builder> serverOptions) {
+        OptimizedModel model = ModelOptimizer.load(path).withKvCache(KvDtype.F32).withThreads(2).build();
+        Engine engine = Engine.start(model, engineConfig.apply(EngineConfig.builder().maxNumSeqs(8).metricsLogInterval(Duration.ZERO)).build());
+        Server server = Server.start(engine, serverOptions.apply(ServerOptions.builder().port(0).servedModelName(MODEL)).build());
+        return new TestServer(model, engine, server);
+    }
+
+    static TestServer start(Path path) { return start(path, b -> b, b -> b); }
+
+    URI uri(String path) { return server.baseUri().resolve(path); }
+
+    /** Waits until the engine reports no KV block in use (its gauges update every loop turn); returns the last count. */
+    int awaitBlocksFree(Duration within) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        int used;
+        while ((used = engine.metrics().kvBlocksUsed()) != 0 && System.nanoTime() < deadline) Thread.sleep(20);
+        return used;
+    }
+
+    @Override public void close() {
+        server.close();
+        engine.close();
+        model.close();
+    }
+}
