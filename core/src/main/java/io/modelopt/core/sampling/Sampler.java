@@ -17,8 +17,9 @@ import java.util.random.RandomGenerator;
  * {@link SplittableRandom} seeded with {@link SamplingParams#seed()}, so the same seed and the same
  * logits give the same tokens), its recent-token history for the repetition penalty and the counts
  * of its generated tokens for the frequency and presence penalties (kept up to date on each
- * {@link #accept}, and applied to only the tokens generated so far, not the whole vocabulary). It works in arrays
- * sized to the vocabulary once, at construction, so sampling a token allocates nothing. The
+ * {@link #accept}, and applied to the distinct tokens generated so far, not the whole vocabulary).
+ * It works in arrays sized to the vocabulary once, at construction, so sampling a token allocates
+ * nothing. The
  * ranking is a binary heap built in O(vocab) from which only as many candidates are taken as the
  * stages need (top-k's k, or until top-p's mass / min-p's floor is reached), rather than a full
  * sort of the vocabulary for every token.
