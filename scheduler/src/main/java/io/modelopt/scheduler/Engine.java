@@ -8,6 +8,9 @@ import io.modelopt.core.generate.FinishReason;
 import io.modelopt.core.generate.GenerationOptions;
 import io.modelopt.core.generate.SequenceState;
 import io.modelopt.core.generate.TokenListener;
+import io.modelopt.core.sampling.Logprobs;
+import io.modelopt.core.sampling.Sampler;
+import io.modelopt.core.sampling.TokenLogprobs;
 import io.modelopt.core.tokenizer.Tokenizer;
 import io.modelopt.kvcache.BlockManager;
 import io.modelopt.kvcache.KvBlockPool;
@@ -149,7 +152,8 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
      * @throws EngineRejectedException the waiting queue is full (retry later)
      * @throws IllegalStateException   the engine is closed or closing
      * @throws IllegalArgumentException the prompt's tokens are outside the vocabulary, prompt plus max
-     *         tokens exceed the context length or the KV pool, or {@code n} exceeds {@code maxNumSeqs}
+     *         tokens exceed the context length or the KV pool, {@code n} exceeds {@code maxNumSeqs}, or a
+     *         logit bias names a token id outside the vocabulary
      */
     public RequestHandle submit(EngineRequest request) {
         Objects.requireNonNull(request, "request");
@@ -158,6 +162,7 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
         for (int i = 0; i < prompt.length; i++) {
             if (prompt[i] >= vocabSize) throw new IllegalArgumentException("prompt token " + i + " is " + prompt[i] + ", outside the vocabulary of " + vocabSize);
         }
+        Sampler.checkLogitBias(request.options().sampling(), vocabSize);
         int maxTokens = request.options().maxTokens();
         long total = (long) prompt.length + maxTokens;
         if (total > contextLength) {
@@ -348,7 +353,7 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
     private void end(RequestState r, FinishReason why, long now) {
         for (Sample s : r.samples) {
             if (s == null || s.state.finished()) continue;
-            s.state.stop(why, listener(s));
+            s.state.stop(why, listener(s, null));
             if (s.seqId >= 0) scheduler.release(s);
             else scheduler.dropWaiting(s);
         }
@@ -475,8 +480,11 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
         for (Sample t : targets) {
             if (obs != null) obs.onLogits(t.request.handle.id(), t.index, t.length - 1, buf, off, vocabSize);
             int token = t.state.sample(buf, off);
+            EngineRequest req = t.request.request;
+            // From the raw row, before the sampler's bias and penalties: vLLM's raw_logprobs.
+            TokenLogprobs lp = req.wantsLogprobs() ? Logprobs.of(buf, off, vocabSize, token, req.logprobs()) : null;
             int before = t.state.generatedCount();
-            boolean goesOn = t.state.accept(token, listener(t));
+            boolean goesOn = t.state.accept(token, listener(t, lp));
             if (t.state.generatedCount() > before) {
                 generated++;
                 t.append(token);
@@ -499,11 +507,11 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
         return generated;
     }
 
-    private static TokenListener listener(Sample s) {
+    private static TokenListener listener(Sample s, TokenLogprobs logprobs) {
         RequestHandle h = s.request.handle;
         int idx = s.index;
         return new TokenListener() {
-            @Override public void onToken(int tokenId, String text) { h.emit(new TokenEvent(idx, tokenId, text, null)); }
+            @Override public void onToken(int tokenId, String text) { h.emit(new TokenEvent(idx, tokenId, text, null, logprobs)); }
 
             @Override public void onFinish(String text, FinishReason reason) { h.emit(new TokenEvent(idx, -1, text, reason)); }
         };

@@ -1,6 +1,7 @@
 package io.modelopt.scheduler;
 
 import io.modelopt.core.generate.GenerationOptions;
+import io.modelopt.core.sampling.TokenLogprobs;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -8,7 +9,8 @@ import java.util.Objects;
  * One request to an {@link Engine}: a prompt (text, tokenized by the engine, or token ids), the
  * generation options (max tokens, sampling, stop strings), {@code n} parallel samples and an
  * optional timeout. Sample {@code i} uses the sampling seed {@code seed + i}; the samples share the
- * prompt's KV blocks (copy-on-write). Immutable; build with {@link #builder()}.
+ * prompt's KV blocks (copy-on-write). With {@link Builder#logprobs(int)} each token event carries
+ * the token's {@link TokenLogprobs}. Immutable; build with {@link #builder()}.
  */
 public final class EngineRequest {
     private final String prompt;
@@ -17,6 +19,7 @@ public final class EngineRequest {
     private final int n;
     private final Duration timeout;
     private final boolean ignoreEos;
+    private final int logprobs;
 
     private EngineRequest(Builder b) {
         if (b.prompt == null && b.promptTokens == null) throw new IllegalArgumentException("a request needs a prompt (text or token ids)");
@@ -39,7 +42,17 @@ public final class EngineRequest {
         this.n = b.n;
         this.timeout = b.timeout;
         this.ignoreEos = b.ignoreEos;
+        this.logprobs = b.logprobs;
     }
+
+    /**
+     * How many top entries each token's logprobs list: -1 = no logprobs (the default), 0 = only the
+     * chosen token's, up to {@link TokenLogprobs#MAX_TOP_LOGPROBS}.
+     */
+    public int logprobs() { return logprobs; }
+
+    /** Whether the token events carry logprobs. */
+    public boolean wantsLogprobs() { return logprobs >= 0; }
 
     /** Whether end-of-sequence tokens are taken as ordinary tokens (benchmarks: always {@code maxTokens} tokens). */
     public boolean ignoreEos() { return ignoreEos; }
@@ -71,8 +84,24 @@ public final class EngineRequest {
         private int n = 1;
         private Duration timeout;
         private boolean ignoreEos;
+        private int logprobs = -1;
 
         private Builder() {}
+
+        /**
+         * Asks for each token's log-probabilities (of the raw logits, see {@link TokenLogprobs}) and
+         * the {@code topN} most likely tokens' (0 = the chosen token's only).
+         *
+         * @throws IllegalArgumentException if {@code topN} is negative or above {@link TokenLogprobs#MAX_TOP_LOGPROBS}
+         */
+        public Builder logprobs(int topN) {
+            if (topN < 0 || topN > TokenLogprobs.MAX_TOP_LOGPROBS) {
+                throw new IllegalArgumentException("logprobs (top entries per token) must be in [0, "
+                        + TokenLogprobs.MAX_TOP_LOGPROBS + "], got " + topN);
+            }
+            logprobs = topN;
+            return this;
+        }
 
         public Builder ignoreEos(boolean v) { ignoreEos = v; return this; }
 

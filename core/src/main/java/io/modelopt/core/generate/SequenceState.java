@@ -54,7 +54,7 @@ public final class SequenceState {
         this.budget = Math.min(maxTokens, contextLength - prompt.length);
         this.eosIds = eosIds.clone();
         this.sampler = new Sampler(options.sampling(), vocabSize);
-        sampler.acceptAll(prompt); // llama.cpp lets the repetition penalty see the prompt too
+        sampler.acceptPrompt(prompt); // llama.cpp lets the repetition penalty see the prompt; OpenAI's penalties do not
         this.decoder = new StreamingDecoder(tokenizer, !hasText(tokenizer, prompt));
         this.stops = new StopStringFilter(options.stopStrings());
         this.generated = new int[budget];

@@ -1,5 +1,6 @@
 package io.modelopt.core.sampling;
 
+import java.util.Map;
 import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.random.RandomGenerator;
@@ -7,28 +8,33 @@ import java.util.random.RandomGenerator;
 /**
  * Chooses tokens for one sequence from rows of logits according to {@link SamplingParams}.
  *
- * <p>Stages, in llama.cpp's default order: repetition penalty → top-k → top-p → min-p →
- * temperature → draw. Candidates are ranked by logit, larger first, the lower token id first on
- * equal logits, so every stage is deterministic.
+ * <p>Stages (see {@link SamplingParams} for why this order): logit bias → repetition penalty →
+ * frequency and presence penalties → (greedy: argmax) → top-k → top-p → min-p → temperature →
+ * draw. Candidates are ranked by logit, larger first, the lower token id first on equal logits, so
+ * every stage is deterministic.
  *
  * <p>One sampler per sequence: it owns the sequence's random generator (a
  * {@link SplittableRandom} seeded with {@link SamplingParams#seed()}, so the same seed and the same
- * logits give the same tokens) and its recent-token history for the penalty. It works in arrays
- * sized to the vocabulary once, at construction, so sampling a token allocates nothing. The
+ * logits give the same tokens), its recent-token history for the repetition penalty and the counts
+ * of its generated tokens for the frequency and presence penalties (kept up to date on each
+ * {@link #accept}, and applied to the distinct tokens generated so far, not the whole vocabulary).
+ * It works in arrays sized to the vocabulary once, at construction, so sampling a token allocates
+ * nothing. The
  * ranking is a binary heap built in O(vocab) from which only as many candidates are taken as the
  * stages need (top-k's k, or until top-p's mass / min-p's floor is reached), rather than a full
  * sort of the vocabulary for every token.
  *
- * <p>{@link #sample} does not record the token: call {@link #accept(int)} with the token that is
- * actually appended to the sequence (prompt tokens included, as llama.cpp does, so the penalty
- * sees them). Not thread-safe.
+ * <p>{@link #sample} does not record the token: give the prompt to {@link #acceptPrompt} (it enters
+ * the repetition penalty's window only, as llama.cpp has it; OpenAI's penalties count generated
+ * tokens only, as vLLM has it), then call {@link #accept(int)} with each generated token that is
+ * actually appended to the sequence. Not thread-safe.
  */
 public final class Sampler {
     private final SamplingParams params;
     private final int vocabSize;
     private final RandomGenerator random;
 
-    /** The row being sampled, after the penalty. */
+    /** The row being sampled, after the bias and the penalties. */
     private final float[] work;
     /** Min-heap of ranking keys (see {@link #key}); {@code heapSize} live entries. */
     private final long[] heap;
@@ -46,6 +52,19 @@ public final class Sampler {
     private final int[] seen;
     private int stamp;
 
+    /** The logit bias as parallel arrays in ascending id order (a map would allocate an iterator per token). */
+    private final int[] biasIds;
+    private final float[] biasValues;
+    /** {@code counts[id]}: how often the sequence generated {@code id}; only with a frequency or presence penalty. */
+    private final int[] counts;
+    /** The distinct generated tokens (those with {@code counts > 0}), {@code distinctCount} of them. */
+    private final int[] distinct;
+    private int distinctCount;
+
+    /**
+     * @throws IllegalArgumentException if the vocabulary is empty, or a logit bias names a token id
+     *                                  outside it
+     */
     public Sampler(SamplingParams params, int vocabSize) {
         this.params = Objects.requireNonNull(params, "params");
         if (vocabSize < 1) throw new IllegalArgumentException("vocabulary size must be >= 1, got " + vocabSize);
@@ -58,6 +77,31 @@ public final class Sampler {
         this.weights = truncating ? new double[vocabSize] : new double[0];
         this.history = new int[params.penalizes() ? params.penaltyWindow() : 0];
         this.seen = params.penalizes() ? new int[vocabSize] : new int[0];
+        checkLogitBias(params, vocabSize);
+        Map<Integer, Float> bias = params.logitBias();
+        this.biasIds = bias.keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
+        this.biasValues = new float[biasIds.length];
+        for (int i = 0; i < biasIds.length; i++) biasValues[i] = bias.get(biasIds[i]);
+        boolean counting = params.penalizesGenerated();
+        this.counts = counting ? new int[vocabSize] : new int[0];
+        this.distinct = counting ? new int[vocabSize] : new int[0];
+    }
+
+    /**
+     * Checks that every token id of the params' logit bias is inside a vocabulary of
+     * {@code vocabSize} (a server checks a request with it before queueing it).
+     *
+     * @throws IllegalArgumentException naming the first (smallest) id outside it
+     */
+    public static void checkLogitBias(SamplingParams params, int vocabSize) {
+        int worst = -1;
+        for (int id : params.logitBias().keySet()) {
+            if (id >= vocabSize && (worst < 0 || id < worst)) worst = id;
+        }
+        if (worst >= 0) {
+            throw new IllegalArgumentException("logit bias names token id " + worst + ", outside the vocabulary of "
+                    + vocabSize + " (ids 0.." + (vocabSize - 1) + ")");
+        }
     }
 
     public SamplingParams params() { return params; }
@@ -77,8 +121,7 @@ public final class Sampler {
                     + " does not fit an array of " + logits.length);
         }
         float[] w = work;
-        System.arraycopy(logits, offset, w, 0, vocabSize);
-        if (params.penalizes()) applyPenalty(w);
+        adjust(logits, offset, w);
         if (params.isGreedy()) return argmax(w);
 
         int kLimit = params.topK() > 0 ? Math.min(params.topK(), vocabSize) : vocabSize;
@@ -137,26 +180,80 @@ public final class Sampler {
         return ranked[kept - 1]; // rounding left u at the very end
     }
 
-    /** Records a token appended to the sequence (for the repetition penalty). */
+    /**
+     * The row {@code logits[offset .. offset + vocabSize)} after the bias and the penalties, as
+     * {@link #sample} ranks it, in a new array (for tests and diagnostics; sampling does not call it).
+     */
+    float[] adjustedRow(float[] logits, int offset) {
+        float[] out = new float[vocabSize];
+        adjust(logits, offset, out);
+        return out;
+    }
+
+    /** Copies the row into {@code w} and applies, in order, the bias, the repetition penalty and the OpenAI penalties. */
+    private void adjust(float[] logits, int offset, float[] w) {
+        System.arraycopy(logits, offset, w, 0, vocabSize);
+        for (int i = 0; i < biasIds.length; i++) w[biasIds[i]] += biasValues[i];
+        if (params.penalizes()) applyPenalty(w);
+        if (params.penalizesGenerated()) applyGeneratedPenalties(w);
+    }
+
+    /**
+     * Records a token generated and appended to the sequence: it enters the repetition penalty's
+     * window and the counts of the frequency and presence penalties.
+     */
     public void accept(int token) {
+        checkToken(token);
+        remember(token);
+        if (counts.length > 0 && counts[token]++ == 0) distinct[distinctCount++] = token;
+    }
+
+    /** {@link #accept(int)} for each generated token in order. */
+    public void acceptAll(int[] tokens) {
+        for (int t : tokens) accept(t);
+    }
+
+    /**
+     * Records the prompt: its tokens enter the repetition penalty's window (llama.cpp's penalty
+     * sees the prompt) but not the counts of the frequency and presence penalties (OpenAI's and
+     * vLLM's count generated tokens only).
+     */
+    public void acceptPrompt(int[] prompt) {
+        for (int t : prompt) checkToken(t);
+        for (int t : prompt) remember(t);
+    }
+
+    /** Forgets the token history and the generated-token counts; the random generator continues where it is. */
+    public void resetHistory() {
+        historyCount = 0;
+        historyNext = 0;
+        for (int i = 0; i < distinctCount; i++) counts[distinct[i]] = 0;
+        distinctCount = 0;
+    }
+
+    private void checkToken(int token) {
         if (token < 0 || token >= vocabSize) {
             throw new IllegalArgumentException("token " + token + " outside the vocabulary of " + vocabSize);
         }
+    }
+
+    private void remember(int token) {
         if (history.length == 0) return;
         history[historyNext] = token;
         historyNext = (historyNext + 1) % history.length;
         if (historyCount < history.length) historyCount++;
     }
 
-    /** {@link #accept(int)} for each token in order. */
-    public void acceptAll(int[] tokens) {
-        for (int t : tokens) accept(t);
-    }
-
-    /** Forgets the token history; the random generator continues where it is. */
-    public void resetHistory() {
-        historyCount = 0;
-        historyNext = 0;
+    /**
+     * OpenAI's penalties, {@code logit -= frequency * count + presence * (count > 0)}, over the
+     * distinct generated tokens only (every other token has count 0 and is left alone).
+     */
+    private void applyGeneratedPenalties(float[] w) {
+        float frequency = params.frequencyPenalty(), presence = params.presencePenalty();
+        for (int i = 0; i < distinctCount; i++) {
+            int t = distinct[i];
+            w[t] -= frequency * counts[t] + presence;
+        }
     }
 
     /**

@@ -91,4 +91,18 @@ class SequenceStateTest {
         l[TOK.idOf("▁a")] = 1f;
         assertEquals(TOK.idOf("▁a"), s.sample(l, 0));
     }
+
+    @Test
+    void presenceAndFrequencyPenaltiesCountGeneratedTokensNotThePrompt() {
+        var sampling = io.modelopt.core.sampling.SamplingParams.builder().presencePenalty(2f).frequencyPenalty(2f).build();
+        SequenceState s = state(GenerationOptions.builder().sampling(sampling).maxTokens(8).build(), 64);
+        int upon = TOK.idOf("▁upon"), a = TOK.idOf("▁a");
+        float[] l = new float[VOCAB];
+        l[upon] = 2f; // in the prompt, never generated: not penalized
+        l[a] = 1f;
+        assertEquals(upon, s.sample(l, 0), "the prompt does not count for OpenAI's penalties");
+        GeneratorTest.Recorder rec = new GeneratorTest.Recorder();
+        assertTrue(s.accept(upon, rec)); // generated once: 2 - (2 * 1 + 2) = -2 < 1
+        assertEquals(a, s.sample(l, 0));
+    }
 }
