@@ -13,10 +13,12 @@ import java.util.Map;
  */
 final class ChatCompletionsEndpoint extends GenerationEndpoint {
     private final ChatPrompts prompts;
+    private final LogprobsJson logprobs;
 
     ChatCompletionsEndpoint(Engine engine, ServerOptions options, Server server, ChatPrompts prompts) {
         super(engine, options, server);
         this.prompts = prompts;
+        this.logprobs = new LogprobsJson(engine.tokenizer());
     }
 
     @Override Prepared prepare(Fields f, Call call) {
@@ -82,24 +84,24 @@ final class ChatCompletionsEndpoint extends GenerationEndpoint {
         Map<String, Object> c = new LinkedHashMap<>();
         c.put("index", index);
         c.put("message", message);
-        c.put("logprobs", logprobs == null ? null : choiceLogprobs(logprobs, p));
+        c.put("logprobs", logprobs == null ? null : choiceLogprobs(logprobs, 0));
         c.put("finish_reason", finishReason);
         return c;
     }
 
-    @Override Map<String, Object> chunkChoice(int index, String text, List<Object> logprobs, String finishReason, boolean first, GenerationParams p) {
+    @Override Map<String, Object> chunkChoice(int index, String text, List<Object> logprobs, int textOffset, String finishReason, boolean first, GenerationParams p) {
         Map<String, Object> delta = new LinkedHashMap<>();
         if (first) delta.put("role", "assistant");
         if (!text.isEmpty() || first) delta.put("content", text);
         Map<String, Object> c = new LinkedHashMap<>();
         c.put("index", index);
         c.put("delta", delta);
-        c.put("logprobs", logprobs == null ? null : choiceLogprobs(logprobs, p));
+        c.put("logprobs", logprobs == null ? null : choiceLogprobs(logprobs, 0));
         c.put("finish_reason", finishReason);
         return c;
     }
 
-    @Override Object tokenLogprobs(TokenEvent e, GenerationParams p) { return null; }
+    @Override Object tokenLogprobs(TokenEvent e, GenerationParams p) { return e.logprobs() == null ? null : logprobs.chatToken(e.logprobs()); }
 
-    @Override Object choiceLogprobs(List<Object> tokens, GenerationParams p) { return null; }
+    @Override Object choiceLogprobs(List<Object> tokens, int textOffset) { return logprobs.chat(tokens); }
 }

@@ -13,7 +13,12 @@ import java.util.Map;
  * ids or an array of such arrays; one choice per prompt and sample.
  */
 final class CompletionsEndpoint extends GenerationEndpoint {
-    CompletionsEndpoint(Engine engine, ServerOptions options, Server server) { super(engine, options, server); }
+    private final LogprobsJson logprobs;
+
+    CompletionsEndpoint(Engine engine, ServerOptions options, Server server) {
+        super(engine, options, server);
+        this.logprobs = new LogprobsJson(engine.tokenizer());
+    }
 
     @Override Prepared prepare(Fields f, Call call) {
         Tokenizer tok = engine.tokenizer();
@@ -72,16 +77,20 @@ final class CompletionsEndpoint extends GenerationEndpoint {
         Map<String, Object> c = new LinkedHashMap<>();
         c.put("index", index);
         c.put("text", text);
-        c.put("logprobs", logprobs == null ? null : choiceLogprobs(logprobs, p));
+        c.put("logprobs", logprobs == null ? null : choiceLogprobs(logprobs, 0));
         c.put("finish_reason", finishReason);
         return c;
     }
 
-    @Override Map<String, Object> chunkChoice(int index, String text, List<Object> logprobs, String finishReason, boolean first, GenerationParams p) {
-        return choice(index, text, logprobs, finishReason, p);
+    @Override Map<String, Object> chunkChoice(int index, String text, List<Object> lps, int textOffset, String finishReason, boolean first, GenerationParams p) {
+        Map<String, Object> c = choice(index, text, null, finishReason, p);
+        c.put("logprobs", lps == null ? null : choiceLogprobs(lps, textOffset));
+        return c;
     }
 
-    @Override Object tokenLogprobs(TokenEvent e, GenerationParams p) { return null; }
+    @Override Object tokenLogprobs(TokenEvent e, GenerationParams p) {
+        return e.logprobs() == null ? null : logprobs.completionToken(e.logprobs());
+    }
 
-    @Override Object choiceLogprobs(List<Object> tokens, GenerationParams p) { return null; }
+    @Override Object choiceLogprobs(List<Object> tokens, int textOffset) { return logprobs.completion(tokens, textOffset); }
 }

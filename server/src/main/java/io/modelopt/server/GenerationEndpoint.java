@@ -44,14 +44,14 @@ abstract class GenerationEndpoint {
     /** A finished choice of the JSON response. */
     abstract Map<String, Object> choice(int index, String text, List<Object> logprobs, String finishReason, GenerationParams p);
 
-    /** A streamed piece of a choice; {@code first} is the choice's first chunk. */
-    abstract Map<String, Object> chunkChoice(int index, String text, List<Object> logprobs, String finishReason, boolean first, GenerationParams p);
+    /** A streamed piece of a choice; {@code first} is the choice's first chunk, {@code textOffset} the characters streamed before it. */
+    abstract Map<String, Object> chunkChoice(int index, String text, List<Object> logprobs, int textOffset, String finishReason, boolean first, GenerationParams p);
 
     /** One token's log probabilities in the endpoint's layout, or null when none were asked for or sent. */
     abstract Object tokenLogprobs(TokenEvent e, GenerationParams p);
 
-    /** The log probabilities of a finished choice from its tokens' entries. */
-    abstract Object choiceLogprobs(List<Object> tokens, GenerationParams p);
+    /** The log probabilities of a choice (or a chunk of it, {@code textOffset} characters in) from its tokens' entries. */
+    abstract Object choiceLogprobs(List<Object> tokens, int textOffset);
 
     final void handle(Call call) throws InterruptedException {
         Fields f = call.jsonBody();
@@ -171,6 +171,7 @@ abstract class GenerationEndpoint {
         String id = newId();
         long created = System.currentTimeMillis() / 1000;
         boolean[] started = new boolean[g.choices()], finished = new boolean[g.choices()];
+        int[] offsets = new int[g.choices()];
         EngineResult[] results = new EngineResult[g.prompts()];
         SseStream sse = null;
         ApiException failure = null;
@@ -198,8 +199,9 @@ abstract class GenerationEndpoint {
                         call.firstTokenNanos = System.nanoTime();
                     }
                     List<Object> lps = lp == null ? null : List.of(lp);
-                    sse.send(chunk(id, created, chunkChoice(c, e.text(), lps, finish, !started[c], p), p));
+                    sse.send(chunk(id, created, chunkChoice(c, e.text(), lps, offsets[c], finish, !started[c], p), p));
                     started[c] = true;
+                    offsets[c] += e.text().length();
                 }
                 case Generation.Ended e -> {
                     if (e.error() != null) failure = ApiException.internal("generation failed: " + e.error().getMessage());
@@ -221,7 +223,7 @@ abstract class GenerationEndpoint {
                 if (finished[index] || failure != null) continue;
                 // a sample that never started (its request ended first) still gets its finish chunk
                 try {
-                    sse.send(chunk(id, created, chunkChoice(index, "", null, finishReason(c.finishReason()), !started[index], p), p));
+                    sse.send(chunk(id, created, chunkChoice(index, "", null, offsets[index], finishReason(c.finishReason()), !started[index], p), p));
                 } catch (ApiException cut) {
                     failure = cut;
                 }

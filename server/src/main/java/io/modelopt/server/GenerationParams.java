@@ -74,7 +74,8 @@ record GenerationParams(Integer maxTokens, double temperature, double topP, int 
     /** The sampler's parameters; the repetition penalty looks at the whole sequence (vLLM's and HF's meaning), hence {@code window}. */
     SamplingParams sampling(int window) {
         SamplingParams.Builder b = SamplingParams.builder().temperature((float) temperature).topP((float) topP).topK(topK).minP((float) minP)
-                .repetitionPenalty((float) repetitionPenalty).penaltyWindow(repetitionPenalty == 1 ? SamplingParams.DEFAULT_PENALTY_WINDOW : window);
+                .repetitionPenalty((float) repetitionPenalty).penaltyWindow(repetitionPenalty == 1 ? SamplingParams.DEFAULT_PENALTY_WINDOW : window)
+                .presencePenalty((float) presencePenalty).frequencyPenalty((float) frequencyPenalty).logitBias(logitBias);
         if (seed != null) b.seed(seed);
         return b.build();
     }
