@@ -9,7 +9,7 @@
  * Each request is a streamed /v1/completions of a distinct prompt given as token ids (ids 10..499,
  * seeded per request: every vocabulary here has at least 512 tokens, and no two prompts share a
  * prefix block) with ignore_eos, so each generates exactly --max-tokens tokens. A 429 (queue full)
- * counts as rejected and the client goes on to its next request; anything else that is not a clean
+ * counts as rejected and the client, after the Retry-After it was told, goes on to its next request; anything else that is not a clean
  * stream ending in [DONE] is an error. Client side it records the time to the first token chunk and
  * the gaps between chunks; server side it reads the engine's TTFT and inter-token histograms and
  * the KV blocks still in use (0 expected once every request ended).
@@ -138,6 +138,11 @@ public class ServeLoad {
             HttpResponse<java.io.InputStream> resp = http.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
             if (resp.statusCode() != 200) {
                 String text = new String(resp.body().readAllBytes(), StandardCharsets.UTF_8);
+                if (resp.statusCode() == 429) {
+                    // a polite client: wait as long as Retry-After says before its next request
+                    long wait = resp.headers().firstValue("Retry-After").map(Long::parseLong).orElse(1L);
+                    Thread.sleep(Math.min(5, Math.max(0, wait)) * 1000);
+                }
                 return new Outcome(resp.statusCode(), -1, List.of(), 0, System.nanoTime() - start, resp.statusCode() == 429 ? null : text);
             }
             long first = -1, last = -1, tokens = -1;
