@@ -4,7 +4,7 @@
  * reads /metrics. JDK only, run as a single source file:
  *
  *   java scripts/ServeLoad.java --url http://127.0.0.1:8000 [--clients 32] [--requests 64]
- *        [--prompt-tokens 64] [--max-tokens 64] [--model NAME] [--api-key KEY] [--json FILE]
+ *        [--prompt-tokens 64] [--max-tokens 64] [--warmup 2] [--model NAME] [--api-key KEY] [--json FILE]
  *
  * Each request is a streamed /v1/completions of a distinct prompt given as token ids (ids 10..499,
  * seeded per request: every vocabulary here has at least 512 tokens, and no two prompts share a
@@ -56,7 +56,15 @@ public class ServeLoad {
         int maxTokens = Integer.parseInt(a.getOrDefault("max-tokens", "64"));
         String model = a.get("model");
         String key = a.get("api-key");
+        int warmups = Integer.parseInt(a.getOrDefault("warmup", "2"));
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
+        // warm-up requests, one at a time and not counted: the server's JIT compiles the kernels meanwhile;
+        // the histograms below are the difference of /metrics after and before the measured run
+        for (int w = 0; w < warmups; w++) {
+            Outcome o = one(http, base, key, model, -1 - w, promptTokens, maxTokens);
+            if (o.error != null || o.status != 200) throw new IllegalStateException("warm-up request failed: " + o.status + " " + o.error);
+        }
+        String before = waitForFreeBlocks(http, base, key);
 
         List<Outcome> outcomes = Collections.synchronizedList(new ArrayList<>());
         AtomicInteger next = new AtomicInteger();
@@ -106,10 +114,11 @@ public class ServeLoad {
         r.put("aggregate_tokens_per_s", tokens * 1e9 / wall);
         r.put("client_ttft_ms", percentiles(ttft));
         r.put("client_itl_ms", percentiles(itl));
-        r.put("server_ttft_ms", histogramPercentiles(metrics, "modelopt_time_to_first_token_seconds"));
-        r.put("server_itl_ms", histogramPercentiles(metrics, "modelopt_inter_token_latency_seconds"));
-        r.put("server_requests_rejected", gauge(metrics, "modelopt_requests_total{outcome=\"rejected\"}"));
-        r.put("server_requests_cancelled", gauge(metrics, "modelopt_requests_total{outcome=\"cancelled\"}"));
+        r.put("warmup_requests", warmups);
+        r.put("server_ttft_ms", histogramPercentiles(before, metrics, "modelopt_time_to_first_token_seconds"));
+        r.put("server_itl_ms", histogramPercentiles(before, metrics, "modelopt_inter_token_latency_seconds"));
+        r.put("server_requests_rejected", gauge(metrics, "modelopt_requests_total{outcome=\"rejected\"}") - gauge(before, "modelopt_requests_total{outcome=\"rejected\"}"));
+        r.put("server_requests_cancelled", gauge(metrics, "modelopt_requests_total{outcome=\"cancelled\"}") - gauge(before, "modelopt_requests_total{outcome=\"cancelled\"}"));
         r.put("kv_blocks_used_after", blocksUsed);
         r.put("kv_blocks_free_after", (int) gauge(metrics, "modelopt_kv_blocks_free"));
 
@@ -189,14 +198,10 @@ public class ServeLoad {
         return Double.NaN;
     }
 
-    /** p50/p90/p99 of a Prometheus histogram, as the upper bound of the bucket each falls in (ms). */
-    static Map<String, Object> histogramPercentiles(String metrics, String name) {
-        TreeMap<Double, Double> cumulative = new TreeMap<>();
-        Pattern p = Pattern.compile(Pattern.quote(name) + "_bucket\\{le=\"([^\"]+)\"\\} (\\S+)");
-        for (String line : metrics.split("\n")) {
-            Matcher m = p.matcher(line);
-            if (m.matches()) cumulative.put(m.group(1).equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(m.group(1)), Double.parseDouble(m.group(2)));
-        }
+    /** p50/p90/p99 of a Prometheus histogram between two scrapes, as the upper bound of the bucket each falls in (ms). */
+    static Map<String, Object> histogramPercentiles(String before, String after, String name) {
+        TreeMap<Double, Double> cumulative = buckets(after, name);
+        buckets(before, name).forEach((le, c) -> cumulative.merge(le, -c, Double::sum));
         Map<String, Object> out = new LinkedHashMap<>();
         double count = cumulative.isEmpty() ? 0 : cumulative.lastEntry().getValue();
         out.put("count", (long) count);
@@ -206,6 +211,16 @@ public class ServeLoad {
             out.put("p" + (int) Math.round(q * 100) + "_le", Double.isInfinite(bound) ? "+Inf" : bound * 1000);
         }
         return out;
+    }
+
+    static TreeMap<Double, Double> buckets(String metrics, String name) {
+        TreeMap<Double, Double> cumulative = new TreeMap<>();
+        Pattern p = Pattern.compile(Pattern.quote(name) + "_bucket\\{le=\"([^\"]+)\"\\} (\\S+)");
+        for (String line : metrics.split("\n")) {
+            Matcher m = p.matcher(line);
+            if (m.matches()) cumulative.put(m.group(1).equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(m.group(1)), Double.parseDouble(m.group(2)));
+        }
+        return cumulative;
     }
 
     static Map<String, Object> percentiles(List<Double> v) {
