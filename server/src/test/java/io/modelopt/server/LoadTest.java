@@ -21,8 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The bounded load test the docs run on the 125M model ({@code scripts/ServeLoad.java}), here on
  * the small synthetic {@code micro} model to keep CI short: 32 concurrent streaming clients
- * against 4 seats and a queue of 8, so some are refused with 429; nothing else may fail, and
- * every KV block is free afterwards.
+ * against 4 seats and a queue of 8, so many are refused with 429 and retry; nothing else may
+ * fail, every request is served in the end, and every KV block is free afterwards.
  */
 class LoadTest {
     @Test @SuppressWarnings("unchecked")
@@ -41,9 +41,9 @@ class LoadTest {
             Map<String, Object> r = Json.parseObject(Files.readString(out));
             long ok = (Long) r.get("ok"), rejected = (Long) r.get("rejected_429");
             assertEquals(0L, r.get("errors"), output);
-            assertEquals(48, ok + rejected, output);
-            // the burst arrives before the step loop admits anyone: the queue's 8 are served at least
-            assertTrue(ok >= 8, "at least a queue's worth was served: " + output);
+            assertEquals(48, ok, "every request was served in the end (a 429 is retried after its Retry-After): " + output);
+            // 32 at once against 4 seats and 8 places in the queue: some are refused (about 20 at first, then their retries)
+            assertTrue(rejected >= 1, "429s beyond the queue limit: " + output);
             assertEquals(0L, r.get("kv_blocks_used_after"), output);
             assertEquals(rejected, ts.engine.metrics().rejected(), "the client's 429s are the engine's rejections");
             assertEquals((ok + 1) * 16, ts.engine.metrics().generatedTokens(), "every served request (and the warm-up) generated all its tokens");
