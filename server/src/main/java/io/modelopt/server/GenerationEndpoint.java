@@ -7,7 +7,6 @@ import io.modelopt.scheduler.EngineRequest;
 import io.modelopt.scheduler.EngineResult;
 import io.modelopt.scheduler.TokenEvent;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -282,6 +281,4 @@ abstract class GenerationEndpoint {
         }
         return p.maxTokens();
     }
-
-    static int[] copyOf(int[] a) { return Arrays.copyOf(a, a.length); }
 }
