@@ -16,6 +16,7 @@ import java.util.Set;
  * trims only {@code x}).
  */
 final class JinjaParser {
+    private static final Set<String> CLOSING_TAGS = Set.of("elif", "else", "endif", "endfor", "endset", "endmacro", "endgeneration");
     private static final Set<String> COMPARE_OPS = Set.of("==", "!=", "<", "<=", ">", ">=");
 
     private final List<Token> tokens;
@@ -59,6 +60,10 @@ final class JinjaParser {
                     Token name = tokens.get(i + 1);
                     if (name.kind() != Kind.NAME) throw error(name, "expected a tag name after '{%', got " + name.describe());
                     if (endTags.contains(name.text())) { next(); return nodes; }
+                    if (opener != null && CLOSING_TAGS.contains(name.text())) {
+                        throw error(name, "unexpected '{% " + name.text() + " %}': the innermost open block is '" + opener.text()
+                                + "' at line " + opener.line() + ", column " + opener.column() + ", which needs " + expected(endTags) + " first");
+                    }
                     next();
                     next();
                     nodes.add(statement(name));
