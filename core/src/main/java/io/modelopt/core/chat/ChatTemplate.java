@@ -84,6 +84,16 @@ public final class ChatTemplate {
      */
     public String render(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, Object> extraVariables) {
         Objects.requireNonNull(messages, "messages");
+        return renderMessages(new ArrayList<Object>(messages), addGenerationPrompt, extraVariables);
+    }
+
+    /**
+     * As {@link #render(List, boolean, Map)}, for messages with more than role and content
+     * (OpenAI's {@code tool_calls}, {@code tool_call_id}, {@code name}): each message a map of
+     * template-visible keys, or a {@link ChatMessage}.
+     */
+    public String renderMessages(List<?> messages, boolean addGenerationPrompt, Map<String, Object> extraVariables) {
+        Objects.requireNonNull(messages, "messages");
         Objects.requireNonNull(extraVariables, "extraVariables");
         if (extraVariables.containsKey("messages") || extraVariables.containsKey("add_generation_prompt")) {
             throw new IllegalArgumentException("extraVariables cannot set 'messages' or 'add_generation_prompt' (they are render's arguments)");
@@ -97,10 +107,19 @@ public final class ChatTemplate {
         globals.set("documents", null);
         extraVariables.forEach((k, v) -> globals.set(k, JinjaValues.fromJava(v)));
         List<Object> msgs = new ArrayList<>(messages.size());
-        for (ChatMessage m : messages) msgs.add(JinjaValues.fromJava(m));
+        for (Object m : messages) {
+            if (!(m instanceof ChatMessage) && !(m instanceof Map<?, ?>)) {
+                throw new IllegalArgumentException("a message must be a ChatMessage or a Map, not " + (m == null ? "null" : m.getClass().getName()));
+            }
+            msgs.add(JinjaValues.fromJava(m));
+        }
         globals.set("messages", msgs);
         globals.set("add_generation_prompt", addGenerationPrompt);
-        return new JinjaRenderer(builtins).render(nodes, globals);
+        try {
+            return new JinjaRenderer(builtins).render(nodes, globals);
+        } catch (StackOverflowError e) {
+            throw ChatTemplateException.render("recursion too deep (a macro calling itself without end?)", 0, 0);
+        }
     }
 
     /**

@@ -10,7 +10,7 @@ final class JinjaAst {
 
     // ---- statements ----
 
-    sealed interface Node permits Text, Output, If, For, Assign, SetBlock, Macro, LoopControl, Block {}
+    sealed interface Node permits Text, Output, If, For, Assign, SetBlock, FilterBlock, Macro, LoopControl, Block {}
 
     record Text(String text) implements Node {}
 
@@ -29,6 +29,11 @@ final class JinjaAst {
 
     /** set name %}...{% endset: the rendered body, as a string. */
     record SetBlock(String name, List<Node> body, Pos pos) implements Node {}
+
+    /** filter f(args) | g %}...{% endfilter: the rendered body through the filters; {@code chain} reads it as {@link #BODY}. */
+    record FilterBlock(Expr chain, List<Node> body, Pos pos) implements Node {
+        static final String BODY = "\0filter-body";
+    }
 
     record Param(String name, Expr defaultValue) {}
 

@@ -16,7 +16,7 @@ import java.util.Set;
  * trims only {@code x}).
  */
 final class JinjaParser {
-    private static final Set<String> CLOSING_TAGS = Set.of("elif", "else", "endif", "endfor", "endset", "endmacro", "endgeneration");
+    private static final Set<String> CLOSING_TAGS = Set.of("elif", "else", "endif", "endfor", "endset", "endmacro", "endgeneration", "endfilter");
     private static final Set<String> COMPARE_OPS = Set.of("==", "!=", "<", "<=", ">", ">=");
 
     private final List<Token> tokens;
@@ -88,6 +88,21 @@ final class JinjaParser {
                 endOfTag(name);
                 yield new LoopControl(name.text().equals("break"), pos(name));
             }
+            case "filter" -> {
+                Expr chain = new Name(FilterBlock.BODY, pos(name));
+                do {
+                    Token f = expect(Kind.NAME, "a filter name");
+                    List<Expr> args = new ArrayList<>();
+                    List<Kwarg> kwargs = new ArrayList<>();
+                    if (peek().isOp("(")) { next(); parseArgs(args, kwargs); }
+                    chain = new Filter(chain, f.text(), List.copyOf(args), List.copyOf(kwargs), pos(f));
+                } while (peek().isOp("|") && next() != null);
+                endOfTag(name);
+                List<Node> b = body(Set.of("endfilter"), name);
+                next();
+                endOfTag(name);
+                yield new FilterBlock(chain, b, pos(name));
+            }
             case "generation" -> {
                 endOfTag(name);
                 List<Node> b = body(Set.of("endgeneration"), name);
@@ -95,7 +110,7 @@ final class JinjaParser {
                 endOfTag(name);
                 yield new Block(b);
             }
-            case "elif", "else", "endif", "endfor", "endset", "endmacro", "endgeneration" ->
+            case "elif", "else", "endif", "endfor", "endset", "endmacro", "endgeneration", "endfilter" ->
                     throw error(name, "unexpected '{% " + name.text() + " %}' (no open block it could close)");
             default -> throw error(name, "unknown or unsupported tag '" + name.text() + "'");
         };

@@ -76,6 +76,14 @@ final class JinjaRenderer {
                 body(s.body(), scope, captured);
                 scope.set(s.name(), captured.toString());
             }
+            case FilterBlock f -> {
+                StringBuilder captured = new StringBuilder();
+                Scope s = new Scope(scope);
+                Flow flow = body(f.body(), s, captured);
+                s.set(FilterBlock.BODY, captured.toString());
+                out.append(JinjaValues.str(eval(f.chain(), s)));
+                return flow;
+            }
             case Macro m -> scope.set(m.name(), macro(m, scope));
             case LoopControl c -> { return c.isBreak() ? Flow.BREAK : Flow.CONTINUE; }
             case Block b -> { return body(b.body(), scope, out); }

@@ -68,7 +68,7 @@ class DocumentedPromptFormatsTest {
     /** Meta's Llama 3.1 prompt format: the system header carries the knowledge cutoff and date (template default "26 Jul 2024"). */
     @Test
     void llama31() throws IOException {
-        ChatTemplate t = ChatTemplate.parse(resource("meta-llama-Llama-3.1-8B-Instruct.jinja")).withSpecialTokens("<|begin_of_text|>", "<|eot_id|>");
+        ChatTemplate t = ChatTemplate.parse(resource("llama-cpp-models-templates/meta-llama-Llama-3.1-8B-Instruct.jinja")).withSpecialTokens("<|begin_of_text|>", "<|eot_id|>");
         String expected = "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
                 + "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\nYou are a helpful assistant<|eot_id|>"
                 + "<|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|>"
@@ -85,7 +85,7 @@ class DocumentedPromptFormatsTest {
     /** ChatML (OpenAI's format, Qwen2's documentation): <|im_start|>role\ncontent<|im_end|>\n, Qwen's default system prompt when none is given. */
     @Test
     void qwen25ChatMl() throws IOException {
-        ChatTemplate t = ChatTemplate.parse(resource("Qwen-Qwen2.5-7B-Instruct.jinja")).withSpecialTokens("", "<|im_end|>");
+        ChatTemplate t = ChatTemplate.parse(resource("llama-cpp-models-templates/Qwen-Qwen2.5-7B-Instruct.jinja")).withSpecialTokens("", "<|im_end|>");
         assertEquals("<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n"
                 + "<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n<|im_start|>assistant\n", t.render(CHAT, true));
         assertEquals("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
@@ -95,14 +95,14 @@ class DocumentedPromptFormatsTest {
     /** Mistral's v3-tekken format: [INST]user[/INST]assistant</s>, the system prompt before the last user message. */
     @Test
     void mistralNemo() throws IOException {
-        ChatTemplate t = ChatTemplate.parse(resource("mistralai-Mistral-Nemo-Instruct-2407.jinja")).withSpecialTokens("<s>", "</s>");
+        ChatTemplate t = ChatTemplate.parse(resource("llama-cpp-models-templates/mistralai-Mistral-Nemo-Instruct-2407.jinja")).withSpecialTokens("<s>", "</s>");
         assertEquals("<s>[INST]Hello[/INST]Hi there</s>[INST]You are a helpful assistant\n\nWho are you[/INST]", t.render(CHAT, true));
     }
 
     /** Gemma 2: <start_of_turn>user / model, no system role (the template rejects it). */
     @Test
     void gemma2() throws IOException {
-        ChatTemplate t = ChatTemplate.parse(resource("google-gemma-2-2b-it.jinja")).withSpecialTokens("<bos>", "<eos>");
+        ChatTemplate t = ChatTemplate.parse(resource("llama-cpp-models-templates/google-gemma-2-2b-it.jinja")).withSpecialTokens("<bos>", "<eos>");
         assertEquals("<bos><start_of_turn>user\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n<start_of_turn>model\n",
                 t.render(CHAT.subList(1, 4), true));
         ChatTemplateException e = assertThrows(ChatTemplateException.class, () -> t.render(CHAT, true));

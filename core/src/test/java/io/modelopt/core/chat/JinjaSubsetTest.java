@@ -85,6 +85,22 @@ class JinjaSubsetTest {
     }
 
     @Test
+    void filterBlocks() {
+        assertEquals("[AB C]", render("[{% filter trim | upper %}\n  ab {{ 'c' }}  \n{% endfilter %}]"));
+    }
+
+    @Test
+    void richerMessagesAsMaps() {
+        Map<String, Object> call = Map.of("role", "assistant", "content", "", "tool_calls", List.of(Map.of("id", "c1")));
+        String out = ChatTemplate.parse("{% for m in messages %}{{ m.role }}:{{ m.tool_calls[0].id if m.tool_calls is defined else m.content }};{% endfor %}")
+                .renderMessages(List.of(ChatMessage.user("q"), call), false, Map.of());
+        assertEquals("user:q;assistant:c1;", out);
+        ChatTemplateException e = assertThrows(ChatTemplateException.class,
+                () -> ChatTemplate.parse("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}").render(List.of(), false));
+        assertTrue(e.problem().contains("recursion"), e.problem());
+    }
+
+    @Test
     void macros() {
         assertEquals("<U1><U2>!", render("{% macro tag(x, end='>') %}<{{ x }}{{ end }}{% endmacro %}{{ tag('U1') }}{{ tag('U2') }}{{ tag('', end='!')[1:] }}"));
     }
