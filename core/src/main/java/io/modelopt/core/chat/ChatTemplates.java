@@ -24,7 +24,25 @@ public final class ChatTemplates {
     public static final String JINJA_FILE = "chat_template.jinja";
     public static final String TOKENIZER_CONFIG = "tokenizer_config.json";
 
+    /**
+     * llama.cpp's fallback for models without a template (common/chat.cpp {@code CHATML_TEMPLATE_SRC}):
+     * {@code <|im_start|>role\ncontent<|im_end|>\n} per message.
+     */
+    public static final String CHATML_SOURCE = """
+            {%- for message in messages -%}
+              {{- '<|im_start|>' + message.role + '
+            ' + message.content + '<|im_end|>
+            ' -}}
+            {%- endfor -%}
+            {%- if add_generation_prompt -%}
+              {{- '<|im_start|>assistant
+            ' -}}
+            {%- endif -%}""";
+
     private ChatTemplates() {}
+
+    /** The ChatML fallback ({@link #CHATML_SOURCE}), for a model without a template of its own. */
+    public static ChatTemplate chatMl() { return ChatTemplate.parse(CHATML_SOURCE); }
 
     /**
      * The model's own template, with {@code bos_token}/{@code eos_token} set: from GGUF metadata

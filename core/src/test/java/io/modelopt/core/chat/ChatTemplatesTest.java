@@ -52,6 +52,15 @@ class ChatTemplatesTest {
         assertEquals("J", ChatTemplates.fromFile(dir.resolve("chat_template.jinja")).render(List.of(), false));
     }
 
+    /** The ChatML fallback renders as llama.cpp's LLM_CHAT_TEMPLATE_CHATML formatter does (test-chat-template.cpp, fmt_sys/"chatml"). */
+    @Test
+    void chatMlFallback() {
+        assertEquals("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nOnce upon a time<|im_end|>\n<|im_start|>assistant\nthere was a cat.<|im_end|>\n"
+                + "<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n", ChatTemplates.chatMl().render(CHAT, true));
+        assertEquals("<|im_start|>system\nYou are a helpful assistant<|im_end|>\n",
+                ChatTemplates.chatMl().render(List.of(ChatMessage.system("You are a helpful assistant")), false));
+    }
+
     /**
      * The rendered Llama 2 prompt starts with "<s>": encode gives exactly one BOS (id 1) at the
      * start, "</s>" becomes EOS (id 2), and the ids equal llama.cpp's way (strip the BOS text, let
