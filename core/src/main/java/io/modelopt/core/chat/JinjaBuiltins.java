@@ -442,6 +442,7 @@ final class JinjaBuiltins {
                 return callMethod(v, "items", List.of(), Map.of(), pos);
             }
             case "selectattr", "rejectattr" -> {
+                if (!JinjaValues.truthy(v)) return new ArrayList<>();   // Jinja: `if value:` before iterating
                 String attr = JinjaValues.str(arg(args, 0, pos, name));
                 List<Object> out = new ArrayList<>();
                 for (Object o : iterable(v, name, pos)) {
@@ -452,6 +453,7 @@ final class JinjaBuiltins {
                 return out;
             }
             case "select", "reject" -> {
+                if (!JinjaValues.truthy(v)) return new ArrayList<>();
                 List<Object> out = new ArrayList<>();
                 for (Object o : iterable(v, name, pos)) {
                     boolean r = args.isEmpty() ? JinjaValues.truthy(o) : test(JinjaValues.str(args.getFirst()), o, args.subList(1, args.size()), pos);
@@ -461,6 +463,7 @@ final class JinjaBuiltins {
             }
             case "map" -> {
                 List<Object> out = new ArrayList<>();
+                if (!JinjaValues.truthy(v)) return out;
                 Object attr = kwargs.get("attribute");
                 for (Object o : iterable(v, name, pos)) {
                     if (attr != null) {

@@ -148,20 +148,22 @@ final class JinjaLexer {
         int[] lc = lineColumn(tagStart);
         out.add(new Token(begin, src.substring(tagStart, tagStart + 2), null, lc[0], lc[1]));
         int n = src.length();
+        int depth = 0;
         while (true) {
             while (p < n && Character.isWhitespace(src.charAt(p))) p++;
             if (p >= n) {
                 throw error(tagStart, (begin == Kind.VAR_BEGIN ? "'{{' is never closed with '}}'" : "'{%' is never closed with '%}'"));
             }
-            // end delimiter, with its whitespace sign, is tried before any operator (as in Jinja)
+            // the end delimiter (with its whitespace sign) is tried before any operator, but not inside
+            // brackets: Jinja's balancing stack, so that {'b': {}} inside {{ }} is a dict
             char c = src.charAt(p);
-            if ((c == '-' || c == '+') && src.startsWith(closer + "}", p + 1) && !(c == '+' && closer == '}')) {
+            if (depth == 0 && (c == '-' || c == '+') && src.startsWith(closer + "}", p + 1) && !(c == '+' && closer == '}')) {
                 int[] e = lineColumn(p);
                 out.add(new Token(end, src.substring(p, p + 3), null, e[0], e[1]));
                 pos = afterEnd(p + 3, c);
                 return;
             }
-            if (c == closer && p + 1 < n && src.charAt(p + 1) == '}') {
+            if (depth == 0 && c == closer && p + 1 < n && src.charAt(p + 1) == '}') {
                 int[] e = lineColumn(p);
                 out.add(new Token(end, src.substring(p, p + 2), null, e[0], e[1]));
                 if (closer == '}') {
@@ -173,6 +175,14 @@ final class JinjaLexer {
                 return;
             }
             p = expressionToken(p);
+            Token last = out.getLast();
+            if (last.kind() == Kind.OP) {
+                switch (last.text()) {
+                    case "(", "[", "{" -> depth++;
+                    case ")", "]", "}" -> depth = Math.max(0, depth - 1);
+                    default -> { }
+                }
+            }
         }
     }
 
