@@ -38,7 +38,8 @@ CONVERSATIONS["four"] = CONVERSATIONS["six"][:4]
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Get the weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string", "description": "the city"}}, "required": ["city"]}}}]
 
-# small templates for the corners: whitespace control, scoping, operators, filters, tests, methods
+# small templates for the corners: whitespace control, scoping, operators, filters, tests, methods;
+# then one expression per template (number formatting, repr, filters and tests on each type)
 SNIPPETS = [
     "{% if true %}\na\n{% endif %}\nb\n\n",
     "  {% if true %}\n  a\n  {% endif %}\n  {{ 'x' }}\n\t{# c #}\n y",
@@ -72,6 +73,154 @@ SNIPPETS = [
     "{{ 'x' }}\r\n{% if true %}\r\ny\r\n{% endif %}\r\n",
 ]
 
+EXPRESSIONS = r"""
+1/3
+2/2
+-0.0
+1e100
+123456789.123
+0.0001
+0.00001
+1.5e-10
+[1.0, 2.5e20]
+'a\nb' ~ ''
+['a\nb', "it's", 'x"y', "a'b\"c"]
+{'a': {'b': [1, (2, 3)]}}
+(1, 2)
+()
+(1,)
+[]|length
+'héllo'|length
+'héllo'|upper
+'ß'.upper()
+'  a b  '|trim
+'abc'[5]
+'abc'[-1]
+'abc'[1:100]
+[1,2,3,4,5][::2]
+[1,2,3,4,5][-1:0:-1]
+[1,2,3,4,5][10:]
+'abc'|first
+'abc'|last
+[]|first
+'a' < 'b'
+[1, 2] < [1, 3]
+1 < 2.5
+none == none
+none is none
+0 == false
+'' == false
+1 in [true]
+'a' * 3
+[1] * 2
+3 * 'ab'
+7 % -3
+-7 % 3
+7.5 % 2
+7 // -2
+2 ** -1
+2 ** 0.5
+10 / 4
+true + 1
+true and 'x'
+false or none
+not 0
+not ''
+'x' if none
+'a' ~ none ~ true ~ 1.0
+[1, 2]|join
+[1, 'a', none]|join('-')
+{'a': 1}|length
+{'b': 1, 'a': 2}|list
+{'b': 1, 'a': 2}.items()|list
+{'b': 1, 'a': 2}|items|list
+[3, 1, 2]|sort(reverse=true)
+['b', 'a']|sort|join
+[1, 2, 2, 3, 1]|unique|list
+[1, 2, 3]|sum
+[1, 2, 3]|max
+['a', 'B']|min
+-3|abs
+'12'|int + 1
+'x'|int
+'3.5'|float
+3.7|int
+2.5|round
+3.14159|round(2)
+'a b c'|wordcount
+'Hello World'|lower
+'hello'|capitalize
+'hello world'|title
+"they're here"|title
+"they're here".title()
+'a-b'|title
+'x'|replace('x', 'y')
+'aaa'|replace('a', 'b', 2)
+'a,b'.split(',')
+'a b'.split(' ', 1)
+' x '.lstrip()
+' x '.rstrip()
+'abc'.find('c')
+'abc'.count('')
+'ABC'.isupper()
+'abc'.islower()
+'123'.isdigit()
+'a\nb\n'.splitlines()
+', '.join(['a', 'b'])
+'%s' % 1
+range(3)|list
+range(1, 10, 3)|list
+range(5, 0, -2)|list
+namespace(a=1).a
+dict(a=1, b=2)
+{'a': 1}.get('b')
+{'a': 1}.get('b', 2)
+{'a': 1}.keys()|list
+{'a': 1}.values()|list
+[1, 2, 3]|select('odd')|list
+[1, 2, 3]|reject('odd')|list
+[1, 2, 3]|map('string')|join('|')
+[{'a': 1}, {'b': 2}]|map(attribute='a')|list
+[{'a': 1}, {'a': 2}]|selectattr('a', 'gt', 1)|list
+[{'a': 1}, {}]|selectattr('a')|list
+[{'a': 1}, {}]|selectattr('a', 'defined')|list
+'x'|indent(2)
+'a\nb\n\nc'|indent(2, true)
+'a\nb\n\nc'|indent(2, blank=true)
+none|string
+none|default('d')
+none|default('d', true)
+undefined_thing|default('d')
+'<&>'|escape
+[1, 2]|reverse|list
+'abc'|reverse
+'abc'|list
+{'a': [1, 2]}|tojson
+'é'|tojson
+[1.5, 2, true, none]|tojson
+{'z': 1, 'a': 2}|tojson(sort_keys=true)
+'\u2028'|tojson
+1 is number
+1.5 is float
+1 is integer
+true is boolean
+true is number
+'a' is sequence
+{} is sequence
+none is string
+1 is even
+2 is divisibleby(2)
+1 is eq 1
+1 is ne 2
+2 is gt 1
+'a' is in 'abc'
+[] is iterable
+'a' is lower
+'A' is upper
+x is undefined
+loop is defined
+""".strip().split("\n")
+
 def job(name, template, conversation, agp, bos, eos, tools, ref):
     j = {"name": name, **ref, "conversation": conversation, "add_generation_prompt": agp, "bos_token": bos, "eos_token": eos, "tools": tools}
     kw = {"tools": TOOLS if tools else None, "documents": None, "bos_token": bos, "eos_token": eos}
@@ -94,6 +243,9 @@ for f in sorted(glob.glob(f"{RES}/llama-cpp-models-templates/*.jinja")):
     jobs.append(job("nogen " + n, t, "short", False, "<s>", "</s>", False, {"file": n}))
 for k, s in enumerate(SNIPPETS):
     jobs.append(job(f"snippet {k}", s, "four", True, "<s>", "</s>", False, {"template": s}))
+for e in EXPRESSIONS:
+    t = "{{ " + e + " }}"
+    jobs.append(job("expression " + e, t, "four", True, "<s>", "</s>", False, {"template": t}))
 
 doc = {"_source": "written by scripts/chat-template-oracle.py with Jinja2 3.1.6 in transformers' chat-template environment (see the script)",
        "conversations": CONVERSATIONS, "tools": TOOLS, "jobs": jobs}

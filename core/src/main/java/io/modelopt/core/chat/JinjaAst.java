@@ -55,8 +55,8 @@ final class JinjaAst {
 
     record Name(String name, Pos pos) implements Expr {}
 
-    /** A list or tuple literal (both are lists here). */
-    record ListLit(List<Expr> items, Pos pos) implements Expr {}
+    /** A list or tuple literal (a tuple is a {@link JinjaValues.Tuple}: a list that prints as Python's tuple). */
+    record ListLit(List<Expr> items, boolean tuple, Pos pos) implements Expr {}
 
     record DictLit(List<Expr> keys, List<Expr> values, Pos pos) implements Expr {}
 

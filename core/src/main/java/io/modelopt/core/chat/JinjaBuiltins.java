@@ -197,7 +197,7 @@ final class JinjaBuiltins {
                 case "items" -> {
                     List<Object> out = new ArrayList<>();
                     m.forEach((k, v) -> {
-                        List<Object> pair = new ArrayList<>(2);
+                        List<Object> pair = new JinjaValues.Tuple();
                         pair.add(k);
                         pair.add(v);
                         out.add(pair);
@@ -283,7 +283,11 @@ final class JinjaBuiltins {
                 }
                 return sb.toString();
             }
-            case "splitlines" -> { return new ArrayList<Object>(List.of((Object[]) (s.isEmpty() ? new String[0] : s.split("\r\n|\r|\n", -1)))); }
+            case "splitlines" -> {
+                List<Object> lines = new ArrayList<>(List.of((Object[]) s.split("\r\n|\r|\n", -1)));
+                if (!lines.isEmpty() && "".equals(lines.getLast())) lines.removeLast();   // no empty line after a final newline
+                return lines;
+            }
             case "isdigit" -> { return !s.isEmpty() && s.chars().allMatch(Character::isDigit); }
             case "isalpha" -> { return !s.isEmpty() && s.chars().allMatch(Character::isLetter); }
             case "isspace" -> { return !s.isEmpty() && s.chars().allMatch(Character::isWhitespace); }
@@ -509,7 +513,9 @@ final class JinjaBuiltins {
                 if (items.isEmpty()) return new Undefined("No " + name + " item, sequence was empty.");
                 Object best = items.getFirst();
                 for (Object o : items) {
-                    Integer c = JinjaValues.compare(o, best);
+                    // case_sensitive=False, as Jinja's min/max
+                    Integer c = o instanceof String x && best instanceof String y
+                            ? Integer.signum(x.toLowerCase(Locale.ROOT).compareTo(y.toLowerCase(Locale.ROOT))) : JinjaValues.compare(o, best);
                     if (c == null) throw JinjaRenderer.error(pos, "cannot compare " + JinjaValues.typeName(o) + " and " + JinjaValues.typeName(best));
                     if (name.equals("min") ? c < 0 : c > 0) best = o;
                 }
@@ -542,13 +548,13 @@ final class JinjaBuiltins {
             case "round" -> {
                 long precision = args.isEmpty() ? 0 : requireInt(args.getFirst(), "round precision", pos);
                 String method = args.size() > 1 ? JinjaValues.str(args.get(1)) : JinjaValues.str(kwargs.getOrDefault("method", "common"));
-                double x = JinjaValues.toDouble(v), f = Math.pow(10, precision);
-                double r = switch (method) {
-                    case "ceil" -> Math.ceil(x * f) / f;
-                    case "floor" -> Math.floor(x * f) / f;
-                    default -> Math.signum(x) * Math.floor(Math.abs(x) * f + 0.5) / f;
+                // Python's round(): the exact binary value, halves to even
+                java.math.RoundingMode mode = switch (method) {
+                    case "ceil" -> java.math.RoundingMode.CEILING;
+                    case "floor" -> java.math.RoundingMode.FLOOR;
+                    default -> java.math.RoundingMode.HALF_EVEN;
                 };
-                return r;
+                return new java.math.BigDecimal(JinjaValues.toDouble(v)).setScale((int) precision, mode).doubleValue();
             }
             case "indent" -> {
                 Object w = args.isEmpty() ? kwargs.getOrDefault("width", 4L) : args.getFirst();
@@ -608,7 +614,7 @@ final class JinjaBuiltins {
             case "undefined" -> v instanceof Undefined;
             case "none" -> v == null;
             case "string" -> v instanceof String;
-            case "number" -> v instanceof Long || v instanceof Double;
+            case "number" -> v instanceof Long || v instanceof Double || v instanceof Boolean;   // bool is an int in Python
             case "integer" -> v instanceof Long;
             case "float" -> v instanceof Double;
             case "boolean" -> v instanceof Boolean;

@@ -234,7 +234,7 @@ final class JinjaParser {
             if (!startsExpression(peek())) break;
             items.add(expression(withCond));
         }
-        return new ListLit(List.copyOf(items), pos(start));
+        return new ListLit(List.copyOf(items), true, pos(start));
     }
 
     private static boolean startsExpression(Token t) {
@@ -363,7 +363,7 @@ final class JinjaParser {
             case OP -> {
                 switch (t.text()) {
                     case "(" -> {
-                        if (peek().isOp(")")) { next(); return new ListLit(List.of(), pos(t)); }
+                        if (peek().isOp(")")) { next(); return new ListLit(List.of(), true, pos(t)); }
                         Expr e = expression(true);
                         if (peek().isOp(",")) {
                             List<Expr> items = new ArrayList<>(List.of(e));
@@ -372,7 +372,7 @@ final class JinjaParser {
                                 if (peek().isOp(")")) break;
                                 items.add(expression(true));
                             }
-                            e = new ListLit(List.copyOf(items), pos(t));
+                            e = new ListLit(List.copyOf(items), true, pos(t));
                         }
                         expectOp(")");
                         return e;
@@ -384,7 +384,7 @@ final class JinjaParser {
                             if (!peek().isOp("]")) expectOp(",");
                         }
                         next();
-                        return new ListLit(List.copyOf(items), pos(t));
+                        return new ListLit(List.copyOf(items), false, pos(t));
                     }
                     case "{" -> {
                         List<Expr> keys = new ArrayList<>(), values = new ArrayList<>();

@@ -174,7 +174,7 @@ final class JinjaRenderer {
             case Const c -> c.value();
             case Name n -> scope.lookup(n.name());
             case ListLit l -> {
-                List<Object> items = new ArrayList<>(l.items().size());
+                List<Object> items = l.tuple() ? new JinjaValues.Tuple() : new ArrayList<>(l.items().size());
                 for (Expr x : l.items()) items.add(eval(x, scope));
                 yield items;
             }

@@ -33,6 +33,13 @@ final class JinjaValues {
         @Override public String toString() { return "<Namespace " + attributes + ">"; }
     }
 
+    /** A tuple: a list everywhere, except that it prints as {@code (a, b)} and is not equal to a list (as in Python). */
+    static final class Tuple extends ArrayList<Object> {
+        Tuple() {}
+
+        Tuple(List<?> items) { super(items); }
+    }
+
     /** A global function, bound method or macro. */
     @FunctionalInterface
     interface Callable {
@@ -132,12 +139,14 @@ final class JinjaValues {
         switch (v) {
             case String s -> { return stringRepr(s); }
             case List<?> l -> {
-                StringBuilder sb = new StringBuilder("[");
+                boolean tuple = l instanceof Tuple;
+                StringBuilder sb = new StringBuilder(tuple ? "(" : "[");
                 for (int k = 0; k < l.size(); k++) {
                     if (k > 0) sb.append(", ");
                     sb.append(repr(l.get(k)));
                 }
-                return sb.append(']').toString();
+                if (tuple && l.size() == 1) sb.append(',');
+                return sb.append(tuple ? ')' : ']').toString();
             }
             case Map<?, ?> m -> {
                 StringBuilder sb = new StringBuilder("{");
@@ -217,7 +226,7 @@ final class JinjaValues {
         if (a instanceof Undefined && b instanceof Undefined) return true;
         if (a instanceof String x && b instanceof String y) return x.equals(y);
         if (a instanceof List<?> x && b instanceof List<?> y) {
-            if (x.size() != y.size()) return false;
+            if ((x instanceof Tuple) != (y instanceof Tuple) || x.size() != y.size()) return false;
             for (int k = 0; k < x.size(); k++) if (!equal(x.get(k), y.get(k))) return false;
             return true;
         }

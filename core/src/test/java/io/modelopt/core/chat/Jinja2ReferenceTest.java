@@ -22,7 +22,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Our renderer against Jinja2 itself: resource jinja2-renders.json is what Jinja2 3.1.6 renders, in
  * the environment transformers uses for chat templates (scripts/chat-template-oracle.py, which
  * wrote it), for every llama.cpp test template, every real template in llama-cpp-models-templates/
- * (with tools, without, without generation prompt) and 30 small corner-case templates. Where
+ * (with tools, without, without generation prompt) 30 small corner-case templates and 145 single expressions. Where
  * Jinja2 raises, we must raise too (RAISED for its TemplateError from raise_exception).
  *
  * <p>Two known differences, both where Jinja2's Python objects show through, are asserted as such:
