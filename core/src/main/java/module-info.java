@@ -8,6 +8,7 @@ module io.modelopt.core {
 
     exports io.modelopt.core;
     exports io.modelopt.core.json;
+    exports io.modelopt.core.chat;
     exports io.modelopt.core.tensor;
     exports io.modelopt.core.gguf;
     exports io.modelopt.core.safetensors;
