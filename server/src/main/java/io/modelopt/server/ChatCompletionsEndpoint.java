@@ -1,5 +1,6 @@
 package io.modelopt.server;
 
+import io.modelopt.core.chat.ChatMessage;
 import io.modelopt.scheduler.Engine;
 import io.modelopt.scheduler.TokenEvent;
 import java.util.ArrayList;
@@ -22,7 +23,7 @@ final class ChatCompletionsEndpoint extends GenerationEndpoint {
     }
 
     @Override Prepared prepare(Fields f, Call call) {
-        List<ChatPrompts.Message> messages = messages(f);
+        List<ChatMessage> messages = messages(f);
         ChatPrompts.Rendered r = prompts.render(messages);
         if (options.logPrompts()) call.promptText = r.text();
         GenerationParams p = GenerationParams.read(f, true, engine.tokenizer().vocabSize());
@@ -30,16 +31,16 @@ final class ChatCompletionsEndpoint extends GenerationEndpoint {
         return new Prepared(List.of(r.tokens()), p, new int[] {max});
     }
 
-    private static List<ChatPrompts.Message> messages(Fields f) {
+    private static List<ChatMessage> messages(Fields f) {
         List<?> l = f.list("messages");
         if (l == null) throw ApiException.badRequest("messages", "messages is required");
         if (l.isEmpty()) throw ApiException.badRequest("messages", "messages must not be empty");
-        List<ChatPrompts.Message> out = new ArrayList<>();
+        List<ChatMessage> out = new ArrayList<>();
         for (int i = 0; i < l.size(); i++) {
             String at = "messages[" + i + "]";
             if (!(l.get(i) instanceof Map<?, ?> m)) throw ApiException.badRequest("messages", at + " must be an object, got " + Fields.describe(l.get(i)));
             if (!(m.get("role") instanceof String role)) throw ApiException.badRequest("messages", at + ".role must be a string, got " + Fields.describe(m.get("role")));
-            out.add(new ChatPrompts.Message(role, content(m.get("content"), at)));
+            out.add(new ChatMessage(role, content(m.get("content"), at)));
             for (Object k : m.keySet()) {
                 if (k.equals("tool_calls") || k.equals("function_call")) {
                     if (m.get(k) != null) throw ApiException.unsupported("messages", at + "." + k + ": function calling is not supported by this server");

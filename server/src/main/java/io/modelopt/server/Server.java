@@ -2,6 +2,7 @@ package io.modelopt.server;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.modelopt.core.chat.ChatTemplate;
 import io.modelopt.scheduler.Engine;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -93,18 +94,24 @@ public final class Server implements AutoCloseable {
         }
     }
 
-    /** Starts serving {@code engine} (once). */
-    public void ready(Engine engine) {
+    /** Starts serving {@code engine} (once), with the options' chat template. */
+    public void ready(Engine engine) { ready(engine, options.chatTemplate()); }
+
+    /**
+     * Starts serving {@code engine} (once) with {@code chatTemplate} (null: none) in place of the
+     * options': the model's own template is known only once the model has loaded.
+     */
+    public void ready(Engine engine, ChatTemplate chatTemplate) {
         Objects.requireNonNull(engine, "engine");
         synchronized (lifecycle) {
             if (state != State.LOADING) throw new IllegalStateException("the server is " + state.name().toLowerCase(Locale.ROOT) + "; ready() works once, while loading");
             this.completions = new CompletionsEndpoint(engine, options, this);
-            this.chat = new ChatCompletionsEndpoint(engine, options, this, new ChatPrompts(options.chatTemplate(), engine.tokenizer()));
+            this.chat = new ChatCompletionsEndpoint(engine, options, this, new ChatPrompts(chatTemplate, engine.tokenizer()));
             this.engine = engine;
             state = State.SERVING;
         }
-        log.info("server: serving '{}' (context {} tokens, {} sequences at once, queue {})", options.servedModelName(), engine.contextLength(),
-                engine.config().maxNumSeqs(), engine.config().maxWaiting());
+        log.info("server: serving '{}' (context {} tokens, {} sequences at once, queue {}, {})", options.servedModelName(), engine.contextLength(),
+                engine.config().maxNumSeqs(), engine.config().maxWaiting(), chatTemplate == null ? "no chat template: chat requests get 400" : "chat template set");
     }
 
     public ServerOptions options() { return options; }

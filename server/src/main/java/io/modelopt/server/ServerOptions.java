@@ -1,5 +1,6 @@
 package io.modelopt.server;
 
+import io.modelopt.core.chat.ChatTemplate;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -13,11 +14,12 @@ import java.util.Objects;
  * @param maxBodyBytes     largest request body; a larger one gets 413
  * @param requestTimeout   how long one request may wait and run in the engine before it ends (408, or an error event when streaming)
  * @param shutdownGrace    on {@link Server#close()}: how long running requests may finish before they are cancelled
- * @param chatTemplate     the chat template source (Jinja) for {@code /v1/chat/completions}; null: the model's own, if it has one
+ * @param chatTemplate     the chat template of {@code /v1/chat/completions} (its special tokens set), e.g.
+ *                         {@code ChatTemplates.find(model.source())}; null: chat requests get 400 (no template)
  * @param logPrompts       also log each request's prompt text (off: access lines carry counts and times only)
  */
 public record ServerOptions(String host, int port, String servedModelName, String apiKey, long maxBodyBytes, Duration requestTimeout,
-                            Duration shutdownGrace, String chatTemplate, boolean logPrompts) {
+                            Duration shutdownGrace, ChatTemplate chatTemplate, boolean logPrompts) {
 
     public ServerOptions {
         Objects.requireNonNull(host, "host");
@@ -45,7 +47,8 @@ public record ServerOptions(String host, int port, String servedModelName, Strin
 
     /** Defaults: 127.0.0.1:8000, model name "model", no key, 8 MiB bodies, 600 s per request, 30 s shutdown grace. */
     public static final class Builder {
-        private String host = "127.0.0.1", servedModelName = "model", apiKey, chatTemplate;
+        private String host = "127.0.0.1", servedModelName = "model", apiKey;
+        private ChatTemplate chatTemplate;
         private int port = 8000;
         private long maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
         private Duration requestTimeout = Duration.ofSeconds(600), shutdownGrace = Duration.ofSeconds(30);
@@ -60,8 +63,8 @@ public record ServerOptions(String host, int port, String servedModelName, Strin
         public Builder maxBodyBytes(long v) { maxBodyBytes = v; return this; }
         public Builder requestTimeout(Duration v) { requestTimeout = v; return this; }
         public Builder shutdownGrace(Duration v) { shutdownGrace = v; return this; }
-        /** A Jinja chat template's source (from {@code --chat-template FILE}). */
-        public Builder chatTemplate(String v) { chatTemplate = v; return this; }
+        /** The chat template (null: none; see {@code io.modelopt.core.chat.ChatTemplates}). */
+        public Builder chatTemplate(ChatTemplate v) { chatTemplate = v; return this; }
         public Builder logPrompts(boolean v) { logPrompts = v; return this; }
 
         /** @throws IllegalArgumentException naming the bad value */

@@ -2,6 +2,7 @@ package io.modelopt.server;
 
 import io.modelopt.core.ModelOptimizer;
 import io.modelopt.core.OptimizedModel;
+import io.modelopt.core.chat.ChatTemplates;
 import io.modelopt.core.kv.KvDtype;
 import io.modelopt.scheduler.Engine;
 import io.modelopt.scheduler.EngineConfig;
@@ -26,9 +27,16 @@ final class TestServer implements AutoCloseable {
 
     /** The model at {@code path} (F32 KV cache: outputs as the single-sequence generator gives them) served as {@link #MODEL}. */
     static TestServer start(Path path, UnaryOperator<EngineConfig.Builder> engineConfig, UnaryOperator<ServerOptions.Builder> serverOptions) {
+        return start(path, engineConfig, serverOptions, false);
+    }
+
+    /** With {@code chatMl}, chat requests are rendered by llama.cpp's ChatML fallback (the fixtures are base models without a template). */
+    static TestServer start(Path path, UnaryOperator<EngineConfig.Builder> engineConfig, UnaryOperator<ServerOptions.Builder> serverOptions, boolean chatMl) {
         OptimizedModel model = ModelOptimizer.load(path).withKvCache(KvDtype.F32).withThreads(2).build();
         Engine engine = Engine.start(model, engineConfig.apply(EngineConfig.builder().maxNumSeqs(8).metricsLogInterval(Duration.ZERO)).build());
-        Server server = Server.start(engine, serverOptions.apply(ServerOptions.builder().port(0).servedModelName(MODEL)).build());
+        ServerOptions.Builder o = ServerOptions.builder().port(0).servedModelName(MODEL);
+        if (chatMl) o.chatTemplate(ChatTemplates.chatMl().withSpecialTokens(model.tokenizer()));
+        Server server = Server.start(engine, serverOptions.apply(o).build());
         return new TestServer(model, engine, server);
     }
 

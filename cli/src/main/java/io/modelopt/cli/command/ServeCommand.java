@@ -3,6 +3,9 @@ package io.modelopt.cli.command;
 import io.modelopt.cli.Args;
 import io.modelopt.cli.ProgressBar;
 import io.modelopt.core.ModelOptimizer;
+import io.modelopt.core.chat.ChatTemplate;
+import io.modelopt.core.chat.ChatTemplateException;
+import io.modelopt.core.chat.ChatTemplates;
 import io.modelopt.core.OptimizedModel;
 import io.modelopt.core.kv.KvBudget;
 import io.modelopt.core.kv.KvDtype;
@@ -10,10 +13,7 @@ import io.modelopt.scheduler.Engine;
 import io.modelopt.scheduler.EngineConfig;
 import io.modelopt.server.Server;
 import io.modelopt.server.ServerOptions;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
@@ -50,7 +50,9 @@ public final class ServeCommand implements Command {
                                           with its --bits, --group-size, --symmetric, --clip-search, --keep, --override
                   --request-timeout T     longest a request may wait and run (default 600s; 500ms, 30s, 10m, 1h)
                   --shutdown-grace T      on SIGTERM: how long running requests may finish before being cancelled (default 30s)
-                  --chat-template FILE    a Jinja chat template for /v1/chat/completions (default: the model's own)
+                  --chat-template FILE    a Jinja chat template for /v1/chat/completions (or a tokenizer_config.json);
+                                          default: the model's own (GGUF tokenizer.chat_template, tokenizer_config.json);
+                                          without either, chat requests get 400
                   --max-body-bytes N      largest request body (default %d); larger gets 413
                   --log-prompts           also log each request's prompt text (off: the access log has counts and times only)
                   --threads T             compute threads (default: all processors)
@@ -76,13 +78,14 @@ public final class ServeCommand implements Command {
         int threads = CommandOptions.threads(args);
         String backend = CommandOptions.backend(args).name();
         String apiKey = args.get("api-key", System.getenv("MODELOPT_API_KEY"));
-        String template = null;
+        // a template file is parsed now (a syntax error is a usage error before anything loads); its special tokens come with the model
+        ChatTemplate fileTemplate = null;
         if (args.has("chat-template")) {
             Path t = Path.of(args.get("chat-template", null));
             try {
-                template = Files.readString(t, StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                throw new Args.UsageException("--chat-template: cannot read " + t + ": " + e.getMessage());
+                fileTemplate = ChatTemplates.fromFile(t);
+            } catch (java.io.UncheckedIOException | ChatTemplateException | io.modelopt.core.ModelFormatException e) {
+                throw new Args.UsageException("--chat-template " + t + ": " + e.getMessage());
             }
         }
         ServerOptions options;
@@ -90,7 +93,7 @@ public final class ServeCommand implements Command {
             options = ServerOptions.builder().host(args.get("host", "127.0.0.1")).port(args.getInt("port", 8000))
                     .servedModelName(args.get("served-model-name", defaultName(modelPath))).apiKey(apiKey == null || apiKey.isEmpty() ? null : apiKey)
                     .requestTimeout(duration(args, "request-timeout", "600s")).shutdownGrace(duration(args, "shutdown-grace", "30s"))
-                    .maxBodyBytes(args.getLong("max-body-bytes", ServerOptions.DEFAULT_MAX_BODY_BYTES)).chatTemplate(template)
+                    .maxBodyBytes(args.getLong("max-body-bytes", ServerOptions.DEFAULT_MAX_BODY_BYTES))
                     .logPrompts(args.has("log-prompts")).build();
         } catch (IllegalArgumentException e) {
             throw new Args.UsageException(e.getMessage());
@@ -123,7 +126,10 @@ public final class ServeCommand implements Command {
             EngineConfig config = EngineConfig.builder().maxNumSeqs(seqs).maxBatchedTokens(batched).maxWaiting(waiting)
                     .closeGrace(options.shutdownGrace()).build();
             engine = Engine.start(model, config);
-            server.ready(engine);
+            ChatTemplate template = fileTemplate != null ? fileTemplate.withSpecialTokens(model.tokenizer()) : ChatTemplates.find(model.source()).orElse(null);
+            err.println("modelopt serve: chat template: " + (fileTemplate != null ? "from " + args.get("chat-template", null)
+                    : template != null ? "the model's own" : "none (chat requests get 400; --chat-template FILE gives one)"));
+            server.ready(engine, template);
         } catch (Exception | Error e) {
             server.close();
             if (engine != null) engine.close();
