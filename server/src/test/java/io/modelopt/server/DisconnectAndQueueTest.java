@@ -3,7 +3,6 @@ package io.modelopt.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.modelopt.core.testing.Fixtures;
 import io.modelopt.scheduler.MetricsSnapshot;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -18,12 +17,13 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
-/** A client that leaves mid-stream frees its KV blocks; a full queue answers 429 with Retry-After. */
+/** A client that leaves mid-stream frees its KV blocks; a full queue answers 429 with Retry-After (on the long-context synthetic model). */
 class DisconnectAndQueueTest {
-    static final String LONG_STREAM = "{\"prompt\":\"Once upon a time\",\"max_tokens\":120,\"temperature\":0,\"ignore_eos\":true,\"stream\":true}";
+    static final int LONG_TOKENS = 2000;
+    static final String LONG_STREAM = "{\"prompt\":\"Once upon a time\",\"max_tokens\":" + LONG_TOKENS + ",\"temperature\":0,\"ignore_eos\":true,\"stream\":true}";
 
     @Test void aClientClosingItsSocketMidStreamCancelsTheRequestAndFreesItsBlocks() throws Exception {
-        try (TestServer ts = TestServer.start(Fixtures.storiesGguf("f32"))) {
+        try (TestServer ts = TestServer.start(TestServer.longModel())) {
             byte[] body = LONG_STREAM.getBytes(StandardCharsets.UTF_8);
             int blocksWhileStreaming;
             try (Socket s = new Socket("127.0.0.1", ts.server.port())) {
@@ -46,17 +46,18 @@ class DisconnectAndQueueTest {
             assertEquals(0, ts.awaitBlocksFree(Duration.ofSeconds(10)), "every KV block is free once the server saw the client leave");
             MetricsSnapshot m = ts.engine.metrics();
             assertEquals(1, m.cancelled(), "the request was cancelled, not run to its end");
-            assertTrue(m.generatedTokens() < 120, "generation stopped early: " + m.generatedTokens() + " tokens");
+            assertTrue(m.generatedTokens() < LONG_TOKENS, "generation stopped early: " + m.generatedTokens() + " tokens");
             // and the server goes on
             assertEquals(200, Http.post(ts.uri("/v1/completions"), "{\"prompt\":\"Once\",\"max_tokens\":2}").statusCode());
         }
     }
 
     @Test void aFullQueueIs429WithRetryAfterAndEveryBlockIsFreeAfterwards() throws Exception {
-        try (TestServer ts = TestServer.start(Fixtures.storiesGguf("f32"), b -> b.maxNumSeqs(1).maxWaiting(1), o -> o)) {
+        try (TestServer ts = TestServer.start(TestServer.longModel(), b -> b.maxNumSeqs(1).maxWaiting(1), o -> o)) {
             List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
+            String body = LONG_STREAM.replace(":" + LONG_TOKENS + ",", ":300,"); // 2 x 300 tokens in turn keep this test short
             for (int i = 0; i < 6; i++) {
-                HttpRequest r = HttpRequest.newBuilder(ts.uri("/v1/completions")).POST(HttpRequest.BodyPublishers.ofString(LONG_STREAM))
+                HttpRequest r = HttpRequest.newBuilder(ts.uri("/v1/completions")).POST(HttpRequest.BodyPublishers.ofString(body))
                         .header("Content-Type", "application/json").timeout(Duration.ofSeconds(60)).build();
                 calls.add(Http.CLIENT.sendAsync(r, HttpResponse.BodyHandlers.ofString()));
             }

@@ -18,6 +18,8 @@ import org.junit.jupiter.api.Test;
 /** Health while loading and draining, the shutdown grace, and the per-request timeout. */
 class LifecycleTest {
     static final String LONG = "{\"prompt\":\"Once upon a time\",\"max_tokens\":120,\"temperature\":0,\"ignore_eos\":true";
+    /** Seconds of work on the long-context model: still running when the test closes the server. */
+    static final String LONGER = "{\"prompt\":\"Once upon a time\",\"max_tokens\":2000,\"temperature\":0,\"ignore_eos\":true";
 
     @Test void healthAndRequestsAre503UntilTheEngineIsReady() throws Exception {
         Server server = Server.starting(ServerOptions.builder().port(0).build());
@@ -41,8 +43,8 @@ class LifecycleTest {
     }
 
     @Test void drainingAnswers503ToNewWorkWhileRunningRequestsFinishWithinTheGrace() throws Exception {
-        try (TestServer ts = TestServer.start(Fixtures.storiesGguf("f32"), b -> b, o -> o.shutdownGrace(Duration.ofSeconds(30)))) {
-            CompletableFuture<HttpResponse<Stream<String>>> running = Http.CLIENT.sendAsync(post(ts, LONG + ",\"stream\":true}"), HttpResponse.BodyHandlers.ofLines());
+        try (TestServer ts = TestServer.start(TestServer.longModel(), b -> b, o -> o.shutdownGrace(Duration.ofSeconds(60)))) {
+            CompletableFuture<HttpResponse<Stream<String>>> running = Http.CLIENT.sendAsync(post(ts, LONGER.replace("2000", "600") + ",\"stream\":true}"), HttpResponse.BodyHandlers.ofLines());
             HttpResponse<Stream<String>> response = running.get(); // headers come with the first token: it runs now
             assertEquals(200, response.statusCode());
             Thread closer = Thread.ofVirtual().start(ts.server::close);
@@ -58,8 +60,8 @@ class LifecycleTest {
     }
 
     @Test void pastTheGraceRunningStreamsAreCancelledWithAnErrorEvent() throws Exception {
-        try (TestServer ts = TestServer.start(Fixtures.storiesGguf("f32"), b -> b, o -> o.shutdownGrace(Duration.ZERO))) {
-            HttpResponse<Stream<String>> response = Http.CLIENT.send(post(ts, LONG + ",\"max_tokens\":120,\"stream\":true}"), HttpResponse.BodyHandlers.ofLines());
+        try (TestServer ts = TestServer.start(TestServer.longModel(), b -> b, o -> o.shutdownGrace(Duration.ZERO))) {
+            HttpResponse<Stream<String>> response = Http.CLIENT.send(post(ts, LONGER + ",\"stream\":true}"), HttpResponse.BodyHandlers.ofLines());
             assertEquals(200, response.statusCode());
             ts.server.close();
             String all = String.join("\n", response.body().toList()).strip();
@@ -70,13 +72,15 @@ class LifecycleTest {
     }
 
     @Test void aRequestPastItsTimeoutEndsWith408OrAnErrorEvent() throws Exception {
-        try (TestServer ts = TestServer.start(Fixtures.storiesGguf("f32"), b -> b, o -> o.requestTimeout(Duration.ofMillis(300)))) {
+        // 1 ms: past before the first token on any machine (a longer one raced a fast machine's 120 tokens)
+        try (TestServer ts = TestServer.start(Fixtures.storiesGguf("f32"), b -> b, o -> o.requestTimeout(Duration.ofMillis(1)))) {
             HttpResponse<String> plain = Http.post(ts.uri("/v1/completions"), LONG + "}");
             assertEquals(408, plain.statusCode(), plain.body());
             assertEquals("request_timeout", ProtectionTest.error(plain).get("code"));
+            // streamed: before the first token the headers are not sent yet, so it is a 408 too; after it, an error event
             HttpResponse<String> streamed = Http.post(ts.uri("/v1/completions"), LONG + ",\"stream\":true}");
-            assertEquals(200, streamed.statusCode());
-            assertTrue(streamed.body().contains("\"code\":\"request_timeout\"") && streamed.body().endsWith("data: [DONE]\n\n"), streamed.body());
+            if (streamed.statusCode() == 408) assertEquals("request_timeout", ProtectionTest.error(streamed).get("code"));
+            else assertTrue(streamed.body().contains("\"code\":\"request_timeout\"") && streamed.body().endsWith("data: [DONE]\n\n"), streamed.body());
             assertEquals(2, ts.engine.metrics().expired());
             assertEquals(0, ts.awaitBlocksFree(Duration.ofSeconds(5)));
         }

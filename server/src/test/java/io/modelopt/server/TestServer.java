@@ -2,6 +2,10 @@ package io.modelopt.server;
 
 import io.modelopt.core.ModelOptimizer;
 import io.modelopt.core.OptimizedModel;
+import io.modelopt.core.ProgressListener;
+import io.modelopt.core.synthetic.SyntheticModel;
+import io.modelopt.core.synthetic.SyntheticSpec;
+import io.modelopt.core.tensor.GgmlType;
 import io.modelopt.core.chat.ChatTemplates;
 import io.modelopt.core.kv.KvDtype;
 import io.modelopt.scheduler.Engine;
@@ -43,6 +47,27 @@ final class TestServer implements AutoCloseable {
     static TestServer start(Path path) { return start(path, b -> b, b -> b); }
 
     URI uri(String path) { return server.baseUri().resolve(path); }
+
+    private static Path longModel;
+
+    /**
+     * A tiny synthetic model with a 4096-token context (written once per test JVM): a request of
+     * 2000 tokens runs for seconds on any machine, long enough to disconnect from, drain or queue
+     * behind (stories260K's context of 128 tokens can finish in 150 ms on a fast one).
+     */
+    static synchronized Path longModel() throws java.io.IOException {
+        if (longModel == null) {
+            Path dir = java.nio.file.Files.createTempDirectory("modelopt-server-test");
+            dir.toFile().deleteOnExit();
+            Path file = dir.resolve("long4096-f32.gguf");
+            SyntheticSpec spec = SyntheticSpec.builder("long4096").hiddenSize(64).numLayers(2).numHeads(4).numKvHeads(2).intermediateSize(128)
+                    .vocabSize(512).contextLength(4096).build();
+            SyntheticModel.of(spec, GgmlType.F32, SyntheticModel.DEFAULT_SEED).writeGguf(file, ProgressListener.NONE);
+            file.toFile().deleteOnExit();
+            longModel = file;
+        }
+        return longModel;
+    }
 
     /** Waits until the engine reports no KV block in use (its gauges update every loop turn); returns the last count. */
     int awaitBlocksFree(Duration within) throws InterruptedException {
