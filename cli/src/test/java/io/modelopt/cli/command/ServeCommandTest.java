@@ -39,6 +39,28 @@ class ServeCommandTest {
         assertTrue(kv.err().contains("--kv-cache"), kv.err());
     }
 
+    /** The "same output": greedy text through the server equals what `./modelopt generate` prints for the same prompt. */
+    @Test void serverGreedyOutputEqualsTheGenerateCommand() throws Exception {
+        String model = Fixtures.storiesGguf("q8_0").toString();
+        String[] prompts = {"Once upon a time", "The little dog", "Tom had a red ball. He"};
+        try (io.modelopt.core.OptimizedModel m = io.modelopt.core.ModelOptimizer.load(Path.of(model)).withThreads(2).build();
+             io.modelopt.scheduler.Engine engine = io.modelopt.scheduler.Engine.start(m, io.modelopt.scheduler.EngineConfig.builder().metricsLogInterval(Duration.ZERO).build());
+             io.modelopt.server.Server server = io.modelopt.server.Server.start(engine, io.modelopt.server.ServerOptions.builder().port(0).build())) {
+            java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+            for (String prompt : prompts) {
+                CliRun cli = CliRun.of("generate", "--model", model, "--prompt", prompt, "--max-tokens", "40", "--threads", "2");
+                assertEquals(0, cli.code(), cli.toString());
+                String body = "{\"prompt\":" + io.modelopt.core.json.Json.write(prompt) + ",\"max_tokens\":40,\"temperature\":0}";
+                var response = http.send(java.net.http.HttpRequest.newBuilder(server.baseUri().resolve("/v1/completions"))
+                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+                assertEquals(200, response.statusCode(), response.body());
+                @SuppressWarnings("unchecked")
+                var choice = (java.util.Map<String, Object>) ((java.util.List<Object>) io.modelopt.core.json.Json.parseObject(response.body()).get("choices")).getFirst();
+                assertEquals(choice.get("text") + "\n", cli.out(), prompt); // generate prints the text, then a newline
+            }
+        }
+    }
+
     @Test void durationsAndNames() {
         assertEquals(Duration.ofSeconds(600), ServeCommand.duration(io.modelopt.cli.Args.parse(new String[0], java.util.Set.of(), java.util.Set.of()), "t", "600s"));
         for (String[] c : new String[][] {{"500ms", "PT0.5S"}, {"10m", "PT10M"}, {"1h", "PT1H"}, {"90", "PT1M30S"}, {"1.5s", "PT1.5S"}}) {
