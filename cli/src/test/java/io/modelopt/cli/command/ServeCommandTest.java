@@ -61,6 +61,48 @@ class ServeCommandTest {
         }
     }
 
+    /** `./modelopt serve` as its own process: it listens, serves, and on SIGTERM drains and closes the engine and the model. */
+    @Test void theCommandServesAndDrainsOnSigterm() throws Exception {
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(javaBin, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                "io.modelopt.cli.Main", "serve", "--model", Fixtures.storiesGguf("f32").toString(), "--port", "0", "--threads", "1", "--served-model-name", "stories")
+                .redirectErrorStream(true).start();
+        StringBuilder log = new StringBuilder();
+        java.util.concurrent.CompletableFuture<String> address = new java.util.concurrent.CompletableFuture<>();
+        Thread reader = Thread.ofVirtual().start(() -> {
+            try (var in = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), java.nio.charset.StandardCharsets.UTF_8))) {
+                for (String line; (line = in.readLine()) != null; ) {
+                    synchronized (log) { log.append(line).append('\n'); }
+                    var m = java.util.regex.Pattern.compile("serving 'stories' on (http://\\S+)/v1").matcher(line);
+                    if (m.find()) address.complete(m.group(1));
+                }
+            } catch (java.io.IOException e) {
+                address.completeExceptionally(e);
+            }
+            address.completeExceptionally(new IllegalStateException("the server exited"));
+        });
+        try {
+            java.net.URI base = java.net.URI.create(address.get(60, java.util.concurrent.TimeUnit.SECONDS));
+            var http = java.net.http.HttpClient.newHttpClient();
+            var r = http.send(java.net.http.HttpRequest.newBuilder(base.resolve("/v1/completions"))
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"model\":\"stories\",\"prompt\":\"Once upon a time\",\"max_tokens\":8,\"temperature\":0}")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, r.statusCode(), r.body());
+            assertTrue(r.body().contains("\"text\":\", there was a little girl\""), r.body());
+            p.toHandle().destroy(); // SIGTERM (Process.destroy would also close our end of its output)
+            assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "exited after SIGTERM");
+            reader.join();
+            String all;
+            synchronized (log) { all = log.toString(); }
+            assertEquals(143, p.exitValue(), all); // 128 + SIGTERM, after the shutdown hook ran
+            assertTrue(all.contains("server: shutting down (signal)") && all.contains("server: stopped"), all);
+            assertTrue(all.contains("engine closed") && all.contains("KV blocks 0 used"), all);
+            assertTrue(all.contains("POST /v1/completions 200 prompt_tokens=5 completion_tokens=8"), all);
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
     @Test void durationsAndNames() {
         assertEquals(Duration.ofSeconds(600), ServeCommand.duration(io.modelopt.cli.Args.parse(new String[0], java.util.Set.of(), java.util.Set.of()), "t", "600s"));
         for (String[] c : new String[][] {{"500ms", "PT0.5S"}, {"10m", "PT10M"}, {"1h", "PT1H"}, {"90", "PT1M30S"}, {"1.5s", "PT1.5S"}}) {
