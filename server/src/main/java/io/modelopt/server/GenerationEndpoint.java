@@ -274,7 +274,13 @@ abstract class GenerationEndpoint {
         if (promptLength >= ctx) {
             throw ApiException.badRequest(param, "the prompt has " + promptLength + " tokens; this model's context holds " + ctx + " (prompt and completion)");
         }
-        if (p.maxTokens() == null) return Math.max(1, Math.min(fallback, ctx - promptLength));
+        if (p.maxTokens() == null) {
+            // the default also fits the KV pool (a --kv-budget may hold less than one full context), as vLLM caps it
+            var m = engine.metrics();
+            long poolTokens = (long) (m.kvBlocksUsed() + m.kvBlocksFree()) * engine.config().kvBlockSize();
+            long room = Math.min(ctx, poolTokens > 0 ? poolTokens : ctx) - promptLength;
+            return (int) Math.max(1, Math.min(fallback, room));
+        }
         if ((long) promptLength + p.maxTokens() > ctx) {
             throw ApiException.badRequest("max_tokens", "the prompt (" + promptLength + " tokens) plus max_tokens ("
                     + p.maxTokens() + ") exceed this model's context length of " + ctx + " tokens");

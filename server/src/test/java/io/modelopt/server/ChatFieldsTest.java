@@ -75,6 +75,19 @@ class ChatFieldsTest {
         assertEquals("tools", ProtectionTest.error(tools).get("param"));
     }
 
+    @Test @SuppressWarnings("unchecked")
+    void withoutMaxTokensAChatRunsToTheEndOfWhatTheKvPoolHolds() throws Exception {
+        // 4 blocks of 16 tokens: less than the context of 128, as a small --kv-budget gives
+        try (TestServer small = TestServer.start(Fixtures.storiesGguf("f32"), b -> b.kvBlocks(4),
+                o -> o.chatTemplate(ChatTemplate.parse(STRICT).withSpecialTokens("<s>", "</s>")))) {
+            HttpResponse<String> r = Http.post(small.uri("/v1/chat/completions"),
+                    "{\"messages\":[{\"role\":\"user\",\"content\":\"Once upon a time\"}],\"temperature\":0,\"ignore_eos\":true}");
+            assertEquals(200, r.statusCode(), r.body());
+            Map<String, Object> usage = (Map<String, Object>) Json.parseObject(r.body()).get("usage");
+            assertEquals(64L, (Long) usage.get("prompt_tokens") + (Long) usage.get("completion_tokens"), r.body());
+        }
+    }
+
     @Test void streamedChatChunksCarryTheRoleFirstAndEndWithDone() throws Exception {
         String sse = chat("{\"messages\":[{\"role\":\"user\",\"content\":\"Once upon a time\"}],\"max_tokens\":6,\"temperature\":0,\"stream\":true}").body();
         String[] events = sse.split("\n\n");
