@@ -137,6 +137,10 @@ final class InterleavedQ8_0 {
      * column {@code k} at {@code panel[(r / 8)·8·cols + 8k + r % 8] = q·d} (the reference decoder's floats).
      */
     static void decodeGroup(MemorySegment m, int g, int nb, float[] panel, float[] scales) {
+        if (L == 16) {
+            decodeGroupWide(m, g, nb, panel, scales);
+            return;
+        }
         long q = quants(g * groupBytes(nb), nb);
         int slice = 8 * 32 * nb; // floats per 8-row slice
         scales(m, g, nb, scales);
@@ -158,6 +162,47 @@ final class InterleavedQ8_0 {
                 }
             }
         }
+    }
+
+    /**
+     * {@link #decodeGroup} at 512 bits with vectors of the kernels' one shape: a column's 16 rows
+     * widened at once, and two columns' halves brought together for each slice by a two-vector
+     * permute. It used to decode with 8-lane (256-bit) vectors; those passed through the same
+     * Vector API methods as every 512-bit kernel, whose type profiles then held two classes, and
+     * the JIT compiled whichever kernel came next with its vectors boxed (in about half the runs:
+     * 11-77 MB allocated per decoded token; docs/PERFORMANCE.md, "One vector shape per process").
+     */
+    private static void decodeGroupWide(MemorySegment m, int g, int nb, float[] panel, float[] scales) {
+        long q = quants(g * groupBytes(nb), nb);
+        int slice = 8 * 32 * nb; // floats per 8-row slice
+        scales(m, g, nb, scales);
+        for (int b = 0; b < nb; b++) {
+            long rec = q + (long) b * QUANTS;
+            FloatVector d = FloatVector.fromArray(Simd.F, scales, 16 * b);
+            for (int k = 0; k < 32; k += 2) {
+                long at = rec + 16L * k;
+                // receivers are loads or constants, never a conversion's result (see the method comment)
+                FloatVector c0 = d.mul((FloatVector) ByteVector.fromMemorySegment(Simd.BL, m, at, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0));
+                FloatVector c1 = d.mul((FloatVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 16, Simd.LE).convertShape(VectorOperators.B2F, Simd.F, 0));
+                int col = 32 * b + k;
+                SLICE_LOW.selectFrom(c0, c1).intoArray(panel, 8 * col);
+                SLICE_HIGH.selectFrom(c0, c1).intoArray(panel, slice + 8 * col);
+            }
+        }
+    }
+
+    /** Lanes of (column k, column k + 1) for the first slice at 512 bits: rows 0-7 of each; null below 512. */
+    private static final FloatVector SLICE_LOW = L == 16 ? sliceIndexes(0) : null;
+    /** The same for the second slice: rows 8-15 of each. */
+    private static final FloatVector SLICE_HIGH = L == 16 ? sliceIndexes(8) : null;
+
+    private static FloatVector sliceIndexes(int firstRow) {
+        float[] idx = new float[16];
+        for (int i = 0; i < 8; i++) {
+            idx[i] = firstRow + i;          // from the first vector
+            idx[8 + i] = 16 + firstRow + i; // from the second
+        }
+        return FloatVector.fromArray(Simd.F, idx, 0);
     }
 
     /** Groups {@code [g0, g1)} for every token of {@code a} (Q8_0 activations). */
