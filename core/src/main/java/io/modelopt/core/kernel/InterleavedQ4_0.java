@@ -253,15 +253,6 @@ final class InterleavedQ4_0 {
      * its low halves for even k, its high ones for odd k.
      */
 
-    /**
-     * Whether {@link #groupQuad} loads a block's scale vectors before its line loop (512 bits, as
-     * measured there) or after it (narrower: with sixteen registers they would only be spilled
-     * across the loop). At 256 bits, held across the loop, the first shift of each one after it
-     * ran in the Vector API's Java fallback in two bench runs of five (97 MB allocated per token;
-     * JFR: {@code IntVector.lanewiseShiftTemplate} at the scale decode of all four); loaded after
-     * it, the fallback was still seen in some runs (one scale vector), so this is not the cure.
-     */
-    private static final boolean EARLY_SCALES = Simd.L == 16;
 
     /** Byte offset of accumulator {@code k}'s vector in a pass's lines ({@code stride}: from one group to the next). */
     private static long quantsAt(int k, long stride) {
@@ -305,23 +296,11 @@ final class InterleavedQ4_0 {
         long q0 = quants(base, nb);
         long k0 = quantsAt(0, stride), k1 = quantsAt(1, stride), k2 = quantsAt(2, stride), k3 = quantsAt(3, stride);
         long k4 = quantsAt(4, stride), k5 = quantsAt(5, stride), k6 = quantsAt(6, stride), k7 = quantsAt(7, stride);
-        long c0 = scalesAt(0, stride), c1 = scalesAt(1, stride), c2 = scalesAt(2, stride), c3 = scalesAt(3, stride);
-        int o0 = o + rowsAt(0), o1 = o + rowsAt(1), o2 = o + rowsAt(2), o3 = o + rowsAt(3);
-        int o4 = o + rowsAt(4), o5 = o + rowsAt(5), o6 = o + rowsAt(6), o7 = o + rowsAt(7);
         java.util.Arrays.fill(out, o, o + DECODE_GROUPS * ROWS, 0f);
-        int[] sums = EARLY_SCALES ? null : SUMS.get(); // per thread: the pool's workers share the call's Activations
+        int[] sums = SUMS.get(); // per thread: the pool's workers share the call's Activations
         for (int b = 0; b < nb; b++) {
             long r0 = q0 + (long) b * QUANTS;
-            // at 512 bits the scale lines are loaded first: their misses overlap the quants'
-            // arithmetic; narrower after the line loop (see EARLY_SCALES)
             long sl = base + (long) b * SCALES;
-            IntVector s0 = null, s1 = null, s2 = null, s3 = null;
-            if (EARLY_SCALES) {
-                s0 = IntVector.fromMemorySegment(Simd.I, m, sl + c0, Simd.LE);
-                s1 = IntVector.fromMemorySegment(Simd.I, m, sl + c1, Simd.LE);
-                s2 = IntVector.fromMemorySegment(Simd.I, m, sl + c2, Simd.LE);
-                s3 = IntVector.fromMemorySegment(Simd.I, m, sl + c3, Simd.LE);
-            }
             ShortVector a0 = IntVector.broadcast(Simd.I, neg8[b]).reinterpretAsShorts(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
             for (int s = 0; s < 4; s++) {
                 long l = r0 + 128L * s;
@@ -371,55 +350,27 @@ final class InterleavedQ4_0 {
                 a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
                 a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
             }
-            if (!EARLY_SCALES) {
-                // below 512 bits the block's sums leave through a per-thread array to a method of their own
-                // (see finishBlock): the scale decode and FMAs at the end of this large method were
-                // left uninlined, i.e. in the Vector API's Java fallback, in some runs
-                a0.reinterpretAsInts().intoArray(sums, 0);
-                a1.reinterpretAsInts().intoArray(sums, Simd.L);
-                a2.reinterpretAsInts().intoArray(sums, 2 * Simd.L);
-                a3.reinterpretAsInts().intoArray(sums, 3 * Simd.L);
-                a4.reinterpretAsInts().intoArray(sums, 4 * Simd.L);
-                a5.reinterpretAsInts().intoArray(sums, 5 * Simd.L);
-                a6.reinterpretAsInts().intoArray(sums, 6 * Simd.L);
-                a7.reinterpretAsInts().intoArray(sums, 7 * Simd.L);
-                finishBlock(m, sl, stride, d[b] * RebiasedF16.ACTIVATION_SCALE, sums, out, o);
-                continue;
-            }
-            FloatVector dx = FloatVector.broadcast(Simd.F, d[b] * RebiasedF16.ACTIVATION_SCALE); // see "Scales"
-            IntVector t = a0.reinterpretAsInts();
-            FloatVector r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o0)).intoArray(out, o0);
-            t = a1.reinterpretAsInts();
-            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s0.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o1)).intoArray(out, o1);
-            t = a2.reinterpretAsInts();
-            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s1.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o2)).intoArray(out, o2);
-            t = a3.reinterpretAsInts();
-            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s1.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o3)).intoArray(out, o3);
-            t = a4.reinterpretAsInts();
-            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s2.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o4)).intoArray(out, o4);
-            t = a5.reinterpretAsInts();
-            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s2.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o5)).intoArray(out, o5);
-            t = a6.reinterpretAsInts();
-            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s3.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o6)).intoArray(out, o6);
-            t = a7.reinterpretAsInts();
-            r = (FloatVector) t.add(t.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0);
-            r.fma(s3.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, o7)).intoArray(out, o7);
+            // the block's sums leave through a per-thread array to a method of their own (see
+            // finishBlock): the scale decode and FMAs at the end of this large method were left
+            // uninlined, i.e. in the Vector API's Java fallback, in some runs at every width
+            a0.reinterpretAsInts().intoArray(sums, 0);
+            a1.reinterpretAsInts().intoArray(sums, Simd.L);
+            a2.reinterpretAsInts().intoArray(sums, 2 * Simd.L);
+            a3.reinterpretAsInts().intoArray(sums, 3 * Simd.L);
+            a4.reinterpretAsInts().intoArray(sums, 4 * Simd.L);
+            a5.reinterpretAsInts().intoArray(sums, 5 * Simd.L);
+            a6.reinterpretAsInts().intoArray(sums, 6 * Simd.L);
+            a7.reinterpretAsInts().intoArray(sums, 7 * Simd.L);
+            finishBlock(m, sl, stride, d[b] * RebiasedF16.ACTIVATION_SCALE, sums, out, o);
         }
     }
 
     /**
-     * The end of one block of a one-token pass below 512 bits: accumulator {@code k}'s 16-bit pair
+     * The end of one block of a one-token pass: accumulator {@code k}'s 16-bit pair
      * sums ({@code sums[k·L ..]}) to floats, times its rows' scales and the block's activation
      * scale {@code dx}, added into {@code out}, with the operations, in the order, of
-     * {@link #groupQuad}'s own epilogue (the same bits). Why a method of its own: with the
-     * epilogue inline, {@code groupQuad} at 256 bits grew past what C2 inlines into one method
+     * {@link #group} (the same bits). Why a method of its own: with the
+     * epilogue inline, {@code groupQuad} grew past what C2 inlines into one method
      * and the last calls (the scale decode's shifts, the FMAs) stayed calls into the Vector API's
      * Java fallback in about one run in three (JFR: {@code IntVector.lanewiseShiftTemplate},
      * {@code FloatVector.fma} from these lines; 150–550 MB allocated per token). No vector crosses

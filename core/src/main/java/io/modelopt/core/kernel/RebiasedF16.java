@@ -180,7 +180,9 @@ final class RebiasedF16 {
      * {@code xs} the activations times {@code 2^102} in the order {@link #permuteActivations} gives
      * ({@code cols} of them, a multiple of 32). Per {@code 2L} columns one int vector per row;
      * four rows per pass, each with its own FMA chain
-     * over the columns and the lanes summed pairwise in a fixed order.
+     * over the columns and the lanes summed pairwise in a fixed order. Every vector method is
+     * called on an activation load or a constant, never on a decoded (reinterpreted) vector: see
+     * docs/PERFORMANCE.md, "One vector shape per process" (the products are the same either way).
      */
     static void computeOneToken(MemorySegment codes, int cols, float[] xs, int r0, int r1, float[] out, int outOff) {
         long rb = 2L * cols;
@@ -195,14 +197,14 @@ final class RebiasedF16 {
                 IntVector v1 = IntVector.fromMemorySegment(Simd.I, codes, p + rb, Simd.LE);
                 IntVector v2 = IntVector.fromMemorySegment(Simd.I, codes, p + 2 * rb, Simd.LE);
                 IntVector v3 = IntVector.fromMemorySegment(Simd.I, codes, p + 3 * rb, Simd.LE);
-                a0 = v0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xe, a0);
-                a1 = v1.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xe, a1);
-                a2 = v2.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xe, a2);
-                a3 = v3.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xe, a3);
-                a0 = v0.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xo, a0);
-                a1 = v1.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xo, a1);
-                a2 = v2.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xo, a2);
-                a3 = v3.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(xo, a3);
+                a0 = xe.fma(v0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats(), a0);
+                a1 = xe.fma(v1.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats(), a1);
+                a2 = xe.fma(v2.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats(), a2);
+                a3 = xe.fma(v3.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats(), a3);
+                a0 = xo.fma(v0.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats(), a0);
+                a1 = xo.fma(v1.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats(), a1);
+                a2 = xo.fma(v2.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats(), a2);
+                a3 = xo.fma(v3.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats(), a3);
             }
             if (Simd.L > 8) a0 = a0.add(a0.rearrange(Simd.SWAP8));
             if (Simd.L > 4) a0 = a0.add(a0.rearrange(Simd.SWAP4));
@@ -230,9 +232,8 @@ final class RebiasedF16 {
             FloatVector a0 = FloatVector.zero(Simd.F);
             for (int k = 0; k < cols; k += 2 * Simd.L) {
                 IntVector v0 = IntVector.fromMemorySegment(Simd.I, codes, o + 2L * k, Simd.LE);
-                a0 = v0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats()
-                        .fma(FloatVector.fromArray(Simd.F, xs, k), a0);
-                a0 = v0.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats().fma(FloatVector.fromArray(Simd.F, xs, k + Simd.L), a0);
+                a0 = FloatVector.fromArray(Simd.F, xs, k).fma(v0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats(), a0);
+                a0 = FloatVector.fromArray(Simd.F, xs, k + Simd.L).fma(v0.lanewise(VectorOperators.ASHR, 3).and(DECODE_MASK).reinterpretAsFloats(), a0);
             }
             if (Simd.L > 8) a0 = a0.add(a0.rearrange(Simd.SWAP8));
             if (Simd.L > 4) a0 = a0.add(a0.rearrange(Simd.SWAP4));
