@@ -40,6 +40,12 @@ public final class Main {
 
     /** Runs one command; returns the exit code (0 ok, 1 failure, 2 usage or input error). */
     public static int run(String[] args, PrintStream out, PrintStream err) {
+        boolean quiet = Arrays.asList(args).contains(QUIET);
+        if (quiet) {
+            // before any logger exists: SLF4J's simple binding reads its level once, at the first logger
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+            ProgressBar.silence();
+        }
         Map<String, Command> byName = new LinkedHashMap<>();
         for (Command c : commands()) byName.put(c.name(), c);
         if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help")) {
@@ -55,8 +61,11 @@ public final class Main {
         String[] rest = Arrays.copyOfRange(args, 1, args.length);
         if (Arrays.asList(rest).contains("--help")) {
             out.println(cmd.usage());
+            out.println(GLOBAL_OPTIONS);
             return 0;
         }
+        // a command that documents --quiet reads it itself (e.g. to drop its own progress table); others never see it
+        if (quiet && !cmd.usage().contains(QUIET)) rest = Arrays.stream(rest).filter(a -> !a.equals(QUIET)).toArray(String[]::new);
         try {
             return cmd.run(rest, out, err);
         } catch (Args.UsageException e) {
@@ -87,5 +96,9 @@ public final class Main {
         out.println("usage: modelopt <command> [options]   (modelopt <command> --help for its options)");
         out.println("commands:");
         for (Command c : byName.values()) out.printf("  %-12s %s%n", c.name(), c.summary());
+        out.println(GLOBAL_OPTIONS);
     }
+
+    private static final String QUIET = "--quiet";
+    private static final String GLOBAL_OPTIONS = "every command: --quiet  no progress display and no log lines below warnings (results still printed)";
 }

@@ -25,7 +25,16 @@ public final class ProgressBar implements ProgressListener {
         this.terminal = terminal;
     }
 
+    private static volatile boolean silenced;
+
+    /** Every bar of the process draws nothing from now on ({@code --quiet}). */
+    public static void silence() { silenced = true; }
+
+    /** Lets bars draw again (tests, which share one JVM). */
+    static void unsilence() { silenced = false; }
+
     @Override public synchronized void onProgress(String stage, long done, long total) {
+        if (silenced) return;
         long now = System.nanoTime();
         boolean finished = total > 0 && done >= total;
         if (!terminal) {
