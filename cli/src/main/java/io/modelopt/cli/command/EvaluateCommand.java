@@ -3,6 +3,7 @@ package io.modelopt.cli.command;
 import io.modelopt.cli.Args;
 import io.modelopt.cli.ProgressBar;
 import io.modelopt.core.ProgressListener;
+import io.modelopt.core.QuantizationSpec;
 import io.modelopt.core.eval.Evaluation;
 import io.modelopt.core.eval.EvaluationModels;
 import io.modelopt.core.eval.EvaluationTable;
@@ -36,9 +37,13 @@ public final class EvaluateCommand implements Command {
 
     @Override public String usage() {
         return """
-                usage: modelopt evaluate --base MODEL --quant MODEL --text FILE [options]
+                usage: modelopt evaluate --base MODEL (--quant MODEL | --quantize METHOD [quantize options]) --text FILE [options]
                   --base MODEL          the reference model: a .gguf file or a Hugging Face model directory
                   --quant MODEL         the model to judge (same tokenizer), a .gguf file or HF directory
+                  --quantize METHOD     instead of --quant: the base quantized in memory, as `quantize --method`
+                                        does, with its --bits, --group-size, --symmetric, --clip-search, --calib,
+                                        --samples, --seq-len, --seed, --act-order, --damp, --keep and --override
+                                        (for schemes no file format holds, such as INT3, or INT4 beside ggml types)
                   --text FILE           UTF-8 text, tokenized as one string (with BOS as the tokenizer adds it)
                   --ctx N               tokens per window (default and maximum: the models' trained context length)
                   --chunks N            evaluate only the first N windows of each protocol (default: all)
@@ -63,10 +68,14 @@ public final class EvaluateCommand implements Command {
     }
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        Args args = Args.parse(argv, Set.of("base", "quant", "text", "ctx", "chunks", "gen-tokens", "prompts", "json", "threads", "kv", "backend"),
-                Set.of("quiet"));
+        Args args = Args.parse(argv, Set.of("base", "quant", "text", "ctx", "chunks", "gen-tokens", "prompts", "json", "threads", "kv", "backend",
+                        "quantize", "bits", "group-size", "keep", "override", "calib", "samples", "seq-len", "seed", "damp"),
+                Set.of("quiet", "symmetric", "clip-search", "act-order"));
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
-        Path base = existing(args, "base"), quant = existing(args, "quant"), textFile = existing(args, "text");
+        if (args.has("quant") && args.has("quantize")) throw new Args.UsageException("give either --quant MODEL or --quantize METHOD, not both");
+        if (!args.has("quant") && !args.has("quantize")) throw new Args.UsageException("missing required option --quant (or --quantize METHOD)");
+        QuantizationSpec spec = args.has("quantize") ? inMemorySpec(args) : null;
+        Path base = existing(args, "base"), quant = spec == null ? existing(args, "quant") : null, textFile = existing(args, "text");
         if (Files.isDirectory(textFile)) throw new Args.UsageException("--text " + textFile + " is a directory, not a text file");
         Evaluation.Options.Builder ob = Evaluation.Options.builder()
                 .maxWindows(atLeast(args, "chunks", 0, 0))
@@ -89,11 +98,13 @@ public final class EvaluateCommand implements Command {
         long start = System.nanoTime();
         Evaluation.Result result;
         Optional<ProcessMemory.Mapped> baseMapped, quantMapped;
-        try (EvaluationModels models = EvaluationModels.load(base, quant, options)) {
+        try (EvaluationModels models = spec == null ? EvaluationModels.load(base, quant, options)
+                : EvaluationModels.quantizeAndLoad(base, spec, options, progress)) {
+            if (spec != null) err.printf(Locale.ROOT, "quantized %s in memory (%s) in %.1f s%n", base, spec, (System.nanoTime() - start) / 1e9);
             result = models.evaluate(text, progress);
             // while both are still loaded: the pages of each file the evaluation touched
             baseMapped = ProcessMemory.mappedFiles(modelFiles(base));
-            quantMapped = ProcessMemory.mappedFiles(modelFiles(quant));
+            quantMapped = spec == null ? ProcessMemory.mappedFiles(modelFiles(quant)) : Optional.empty();
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         OptionalLong peak = ProcessMemory.peakRss();
@@ -105,7 +116,7 @@ public final class EvaluateCommand implements Command {
                     String.format(Locale.ROOT, "%,d", q), b > 0 ? String.format(Locale.ROOT, "%+.3f%%", 100.0 * q / b - 100) : "");
         }
         out.println("base:  " + base);
-        out.println("quant: " + quant);
+        out.println("quant: " + (spec == null ? quant : spec + ", quantized in memory"));
         out.printf(Locale.ROOT, "text:  %s, %d tokens; context %d, KV %s, %d threads; %.1f s%n", textFile, result.tokens(), result.contextLength(),
                 result.kvDtype().name().toLowerCase(Locale.ROOT), options.threads(), seconds);
         out.println();
@@ -129,6 +140,17 @@ public final class EvaluateCommand implements Command {
             err.println("wrote " + json.toAbsolutePath());
         }
         return 0;
+    }
+
+    /** The spec of {@code --quantize METHOD} and quantize's options, checked as {@code quantize} checks them. */
+    private static QuantizationSpec inMemorySpec(Args args) {
+        String method = args.get("quantize", null).trim().toLowerCase(Locale.ROOT);
+        boolean calibrated = method.equals("awq") || method.equals("gptq") || method.equals("awq+gptq");
+        if (calibrated && !args.has("calib")) throw new Args.UsageException(method + " needs calibration text: --calib FILE (repeatable)");
+        if (!calibrated && (args.has("calib") || args.has("samples") || args.has("seq-len") || args.has("seed"))) {
+            throw new Args.UsageException("--calib, --samples, --seq-len and --seed apply to the calibrated methods (awq, gptq, awq+gptq), not " + method);
+        }
+        return QuantizeCommand.spec(args, method);
     }
 
     private static Path existing(Args args, String option) {

@@ -109,6 +109,39 @@ class EvaluateCommandTest {
         assertTrue(ctx.err().contains("--ctx must be >= 2"), ctx.err());
     }
 
+    @Test
+    void quantizeInMemoryEqualsTheFileItWouldWrite(@TempDir Path tmp) throws Exception {
+        String text = text(tmp);
+        String[] common = {"--base", f32(), "--text", text, "--ctx", "64", "--chunks", "2", "--gen-tokens", "0", "--threads", "2", "--quiet"};
+        CliRun file = CliRun.of(concat(new String[] {"evaluate", "--quant", q8()}, common));
+        CliRun memory = CliRun.of(concat(new String[] {"evaluate", "--quantize", "q8_0"}, common));
+        assertEquals(0, file.code(), file.toString());
+        assertEquals(0, memory.code(), memory.toString());
+        // llama-quantize's Q8_0 and ours in memory are the same bytes: the same numbers
+        for (String metric : List.of("perplexity, llama.cpp method", "KL divergence base → quant, mean", "top-1 agreement", "bits per weight, whole model")) {
+            assertEquals(row(file.out().lines().toList(), metric), row(memory.out().lines().toList(), metric));
+        }
+        assertTrue(memory.out().contains("quant: q8_0") && memory.out().contains("quantized in memory"), memory.out());
+
+        // INT3, which no file format holds, beside a ggml type: the bits count the logical weights
+        CliRun int3 = CliRun.of(concat(new String[] {"evaluate", "--quantize", "rtn", "--bits", "3", "--override", "token_embd=Q4_K"}, common));
+        assertEquals(0, int3.code(), int3.toString());
+        assertTrue(row(int3.out().lines().toList(), "bits per weight, block linears").contains("3.156"), int3.out());
+
+        CliRun both = CliRun.of(concat(new String[] {"evaluate", "--quant", q8(), "--quantize", "rtn"}, common));
+        assertEquals(2, both.code());
+        assertTrue(both.err().contains("either --quant MODEL or --quantize METHOD, not both"), both.err());
+        CliRun noCalib = CliRun.of(concat(new String[] {"evaluate", "--quantize", "gptq"}, common));
+        assertEquals(2, noCalib.code());
+        assertTrue(noCalib.err().contains("gptq needs calibration text: --calib FILE"), noCalib.err());
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] r = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, r, a.length, b.length);
+        return r;
+    }
+
     private static String row(List<String> lines, String metric) {
         return lines.stream().filter(l -> l.startsWith("| " + metric)).findFirst().orElseThrow(() -> new AssertionError("no row " + metric + " in\n" + lines));
     }

@@ -2,11 +2,13 @@ package io.modelopt.core.eval;
 
 import io.modelopt.core.ModelOptimizer;
 import io.modelopt.core.ProgressListener;
+import io.modelopt.core.QuantizationSpec;
 import io.modelopt.core.engine.Backend;
 import io.modelopt.core.engine.ModelRunner;
 import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.kernel.ComputePool;
 import io.modelopt.core.model.ModelConfig;
+import io.modelopt.core.model.ModelSource;
 import java.nio.file.Path;
 
 /**
@@ -21,45 +23,53 @@ import java.nio.file.Path;
 public final class EvaluationModels implements AutoCloseable {
     private final Evaluation.Options options;
     private final ModelOptimizer baseModel, quantModel;
+    /** The quantized model when it was made in memory from the base (closed before the base); else null. */
+    private final ModelSource quantizedInMemory;
     private ComputePool pool;
     private ModelRunner baseRunner, quantRunner;
     private final Evaluation.Subject base, quant;
 
-    private EvaluationModels(Path basePath, Path quantPath, Evaluation.Options options) {
+    private EvaluationModels(Path basePath, Path quantPath, QuantizationSpec spec, Evaluation.Options options, ProgressListener listener) {
         this.options = options;
         Backend backend = Backend.named(options.backend());
         if (!backend.isAvailable()) throw new IllegalStateException("backend '" + options.backend() + "' is not available on this machine");
         ModelOptimizer b = ModelOptimizer.load(basePath), q = null;
+        ModelSource inMemory = null;
+        String quantName = quantPath != null ? quantPath.toString() : spec.toString();
         try {
-            q = ModelOptimizer.load(quantPath);
-            ModelConfig cb = b.config(), cq = q.config();
+            if (quantPath != null) q = ModelOptimizer.load(quantPath);
+            else inMemory = ModelOptimizer.quantizer(spec).quantize(b.source(), spec, listener);
+            ModelSource qs = q != null ? q.source() : inMemory;
+            ModelConfig cb = b.config(), cq = qs.config();
             int trained = Math.min(cb.contextLength(), cq.contextLength());
             int ctx = options.contextLength() > 0 ? options.contextLength() : trained;
             if (ctx > trained) {
                 throw new IllegalArgumentException("context " + ctx + " exceeds the trained context length " + trained + " of "
-                        + (cb.contextLength() == trained ? basePath : quantPath));
+                        + (cb.contextLength() == trained ? basePath : quantName));
             }
             int positions = Math.max(ctx, options.greedyPositions());
             if (positions > trained) {
                 throw new IllegalArgumentException("greedy prompts of " + options.promptTokens() + " tokens with " + options.newTokens()
                         + " new tokens need " + positions + " positions, more than the trained context length " + trained);
             }
-            Evaluation.checkSameVocabulary(basePath.toString(), b.source(), quantPath.toString(), q.source());
+            Evaluation.checkSameVocabulary(basePath.toString(), b.source(), quantName, qs);
             pool = new ComputePool(options.threads());
             RunnerOptions ro = RunnerOptions.builder().computePool(pool).kvDtype(options.kvDtype()).contextLength(positions).build();
             baseRunner = backend.load(b.source(), ro);
-            quantRunner = backend.load(q.source(), ro);
+            quantRunner = backend.load(qs, ro);
         } catch (RuntimeException e) {
             if (baseRunner != null) baseRunner.close();
             if (pool != null) pool.close();
             if (q != null) q.close();
+            if (inMemory != null) inMemory.close();
             b.close();
             throw e;
         }
         this.baseModel = b;
         this.quantModel = q;
+        this.quantizedInMemory = inMemory;
         this.base = new Evaluation.Subject(basePath.toString(), b.source(), baseRunner);
-        this.quant = new Evaluation.Subject(quantPath.toString(), q.source(), quantRunner);
+        this.quant = new Evaluation.Subject(quantName, q != null ? q.source() : inMemory, quantRunner);
     }
 
     /**
@@ -70,7 +80,20 @@ public final class EvaluationModels implements AutoCloseable {
      *         prompts) exceed the models' trained context length
      */
     public static EvaluationModels load(Path base, Path quant, Evaluation.Options options) {
-        return new EvaluationModels(base, quant, options);
+        return new EvaluationModels(base, quant, null, options, ProgressListener.NONE);
+    }
+
+    /**
+     * Opens {@code base}, quantizes it in memory as {@code spec} says (through the registered
+     * quantizer, as {@code modelopt quantize} does before it writes a file) and binds both to the
+     * options' backend: the way to judge schemes no file format holds (INT3, our INT formats beside
+     * ggml types), and to skip the export when only the numbers matter.
+     *
+     * @throws IllegalStateException no registered quantizer supports the spec's method
+     * @throws IllegalArgumentException as {@link #load}
+     */
+    public static EvaluationModels quantizeAndLoad(Path base, QuantizationSpec spec, Evaluation.Options options, ProgressListener listener) {
+        return new EvaluationModels(base, null, spec, options, listener);
     }
 
     public Evaluation.Subject base() { return base; }
@@ -88,7 +111,8 @@ public final class EvaluationModels implements AutoCloseable {
             baseRunner.close();
             pool.close();
         } finally {
-            quantModel.close();
+            if (quantModel != null) quantModel.close();
+            if (quantizedInMemory != null) quantizedInMemory.close();
             baseModel.close();
         }
     }

@@ -1,7 +1,7 @@
 package io.modelopt.core.eval;
 
+import io.modelopt.core.ModelDescription;
 import io.modelopt.core.model.ModelSource;
-import io.modelopt.core.tensor.TensorData;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -28,17 +28,22 @@ import java.util.stream.Stream;
 public record WeightStats(long fileBytes, long parameters, long tensorBytes, long blockLinearParameters, long blockLinearBytes) {
     private static final Pattern BLOCK_TENSOR = Pattern.compile("blk\\.\\d+\\..+");
 
+    /**
+     * Counts through {@link ModelDescription}: a weight stored as several tensors (our INT formats'
+     * codes, scales and zero points; AutoAWQ's and GPTQ's packed int32 words) counts its logical
+     * {@code rows × cols} once, its parts only as bytes (counting the int32 words as elements would
+     * make INT4 look like 30 bits per weight).
+     */
     public static WeightStats of(ModelSource source) {
-        long params = 0, bytes = 0, linParams = 0, linBytes = 0;
-        for (TensorData t : source.tensors().values()) {
-            params += t.elementCount();
-            bytes += t.byteSize();
-            if (t.shape().length == 2 && BLOCK_TENSOR.matcher(t.name()).matches()) {
-                linParams += t.elementCount();
-                linBytes += t.byteSize();
+        ModelDescription d = ModelDescription.of(source);
+        long linParams = 0, linBytes = 0;
+        for (ModelDescription.Tensor t : d.tensors()) {
+            if (t.partOf() == null && (t.isBlockLinear() || t.shape().length == 2 && BLOCK_TENSOR.matcher(t.name()).matches())) {
+                linParams += t.parameters();
+                linBytes += t.weightBytes();
             }
         }
-        return new WeightStats(fileBytes(source.path()), params, bytes, linParams, linBytes);
+        return new WeightStats(fileBytes(source.path()), d.parameterCount(), d.totalBytes(), linParams, linBytes);
     }
 
     /** Tensor bits per element over the whole model. */
