@@ -170,7 +170,8 @@ final class InterleavedQ8_0 {
             long q = quants(g * groupBytes(nb), nb);
             scales(m, g, nb, scales);
             int t = 0, o = outOff + g * ROWS;
-            // a few tokens: TOKEN_TILE of them per pass over the group (groupTokens), the rest one at a time
+            // a few tokens: eight, then four per pass over the group (groupTokens8, groupTokens), the rest one at a time
+            for (; t + 2 * TOKEN_TILE <= a.nTokens; t += 2 * TOKEN_TILE) groupTokens8(m, q, nb, a, t, out, o + t * outStride, outStride, scales);
             for (; t + TOKEN_TILE <= a.nTokens; t += TOKEN_TILE) groupTokens(m, q, nb, a, t, out, o + t * outStride, outStride, scales);
             for (; t < a.nTokens; t++) group(m, q, nb, a, t, out, o + t * outStride, scales);
         }
@@ -332,6 +333,64 @@ final class InterleavedQ8_0 {
                 tb.fma(s1.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, ov + ROWS)).intoArray(out, ov + ROWS);
                 tc.fma(s2.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, ov + 2 * ROWS)).intoArray(out, ov + 2 * ROWS);
                 te.fma(s3.lanewise(VectorOperators.ASHR, 3).and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(dx), FloatVector.fromArray(Simd.F, out, ov + 3 * ROWS)).intoArray(out, ov + 3 * ROWS);
+            }
+        }
+    }
+
+    /**
+     * {@link #groupTokens} for eight tokens {@code t .. t+7}: one accumulator per token (eight FMA
+     * chains, as many as two FMA ports with a latency of four keep busy), each column's conversion
+     * shared by eight tokens instead of four (per column and token 1.25 vector operations instead
+     * of 1.5). Same sums, same bits.
+     */
+    private static void groupTokens8(MemorySegment m, long base, int nb, Activations a, int t, float[] out, int o, int os, float[] scales) {
+        float[] x = a.q, d = a.d;
+        int cols = a.cols, blocks = a.blocks;
+        for (int i = 0; i < 2 * TOKEN_TILE; i++) java.util.Arrays.fill(out, o + i * os, o + i * os + ROWS, 0f);
+        for (int b = 0; b < nb; b++) {
+            int x0 = t * cols + 32 * b, x1 = x0 + cols, x2 = x1 + cols, x3 = x2 + cols, x4 = x3 + cols, x5 = x4 + cols, x6 = x5 + cols, x7 = x6 + cols;
+            for (int v = 0; v < RV; v++) {
+                long rec = base + (long) b * QUANTS + (long) (v / PARTS) * BL_BYTES;
+                int part = PARTS == 1 ? 0 : v % PARTS; // a constant to the JIT's parser where PARTS is 1
+                FloatVector p0 = FloatVector.zero(Simd.F), p1 = p0, p2 = p0, p3 = p0, p4 = p0, p5 = p0, p6 = p0, p7 = p0;
+                for (int k = 0; k < 32; k += 2) {
+                    long at = rec + 16L * k;
+                    FloatVector w;
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p0 = w.fma(FloatVector.broadcast(Simd.F, x[x0 + k]), p0);
+                    p1 = w.fma(FloatVector.broadcast(Simd.F, x[x1 + k]), p1);
+                    p2 = w.fma(FloatVector.broadcast(Simd.F, x[x2 + k]), p2);
+                    p3 = w.fma(FloatVector.broadcast(Simd.F, x[x3 + k]), p3);
+                    p4 = w.fma(FloatVector.broadcast(Simd.F, x[x4 + k]), p4);
+                    p5 = w.fma(FloatVector.broadcast(Simd.F, x[x5 + k]), p5);
+                    p6 = w.fma(FloatVector.broadcast(Simd.F, x[x6 + k]), p6);
+                    p7 = w.fma(FloatVector.broadcast(Simd.F, x[x7 + k]), p7);
+                    w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + 16, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, part)).convert(VectorOperators.I2F, 0);
+                    p0 = w.fma(FloatVector.broadcast(Simd.F, x[x0 + k + 1]), p0);
+                    p1 = w.fma(FloatVector.broadcast(Simd.F, x[x1 + k + 1]), p1);
+                    p2 = w.fma(FloatVector.broadcast(Simd.F, x[x2 + k + 1]), p2);
+                    p3 = w.fma(FloatVector.broadcast(Simd.F, x[x3 + k + 1]), p3);
+                    p4 = w.fma(FloatVector.broadcast(Simd.F, x[x4 + k + 1]), p4);
+                    p5 = w.fma(FloatVector.broadcast(Simd.F, x[x5 + k + 1]), p5);
+                    p6 = w.fma(FloatVector.broadcast(Simd.F, x[x6 + k + 1]), p6);
+                    p7 = w.fma(FloatVector.broadcast(Simd.F, x[x7 + k + 1]), p7);
+                }
+                int sc = 16 * b + L * v, ov = o + L * v, n = t * blocks + b;
+                p0.fma(FloatVector.fromArray(Simd.F, scales, sc).mul(d[n]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+                ov += os;
+                p1.fma(FloatVector.fromArray(Simd.F, scales, sc).mul(d[n + blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+                ov += os;
+                p2.fma(FloatVector.fromArray(Simd.F, scales, sc).mul(d[n + 2 * blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+                ov += os;
+                p3.fma(FloatVector.fromArray(Simd.F, scales, sc).mul(d[n + 3 * blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+                ov += os;
+                p4.fma(FloatVector.fromArray(Simd.F, scales, sc).mul(d[n + 4 * blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+                ov += os;
+                p5.fma(FloatVector.fromArray(Simd.F, scales, sc).mul(d[n + 5 * blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+                ov += os;
+                p6.fma(FloatVector.fromArray(Simd.F, scales, sc).mul(d[n + 6 * blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+                ov += os;
+                p7.fma(FloatVector.fromArray(Simd.F, scales, sc).mul(d[n + 7 * blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
             }
         }
     }
