@@ -86,6 +86,7 @@ final class EngineBench {
                     for (int i = 0; i < n; i++) warm.add(engine.submit(request(InferenceBench.prompt(p, vocab, bos, 50 + i), Math.min(g, 4))).result());
                     for (Future<EngineResult> f : warm) f.get();
                     MetricsSnapshot before = engine.metrics();
+                    long allocated = InferenceBench.allocatedBytes();
                     List<EngineResult> results = Collections.synchronizedList(new ArrayList<>());
                     AtomicInteger next = new AtomicInteger();
                     long t0 = System.nanoTime();
@@ -101,7 +102,9 @@ final class EngineBench {
                     }
                     long wall = System.nanoTime() - t0;
                     MetricsSnapshot after = engine.metrics();
-                    print(out, modelPath, n, p, g, requests, shared, threads, options.batchInvariant(), config, prefill, before, after, results, wall);
+                    long a1 = InferenceBench.allocatedBytes();
+                    allocated = allocated < 0 || a1 < 0 ? -1 : a1 - allocated;
+                    print(out, modelPath, n, p, g, requests, shared, threads, options.batchInvariant(), config, prefill, before, after, results, wall, allocated);
                 }
             }
         }
@@ -128,7 +131,7 @@ final class EngineBench {
     }
 
     private static void print(PrintStream out, Path model, int n, int p, int g, int requests, int shared, int threads, boolean invariant, EngineConfig config,
-                              double prefill, MetricsSnapshot before, MetricsSnapshot after, List<EngineResult> results, long wall) {
+                              double prefill, MetricsSnapshot before, MetricsSnapshot after, List<EngineResult> results, long wall, long allocated) {
         long tgTokens = after.decodeOnlyTokens() - before.decodeOnlyTokens(), tgNanos = after.decodeOnlyNanos() - before.decodeOnlyNanos();
         double aggregate = tgNanos == 0 ? 0 : tgTokens * 1e9 / tgNanos;
         long generated = 0;
@@ -156,6 +159,11 @@ final class EngineBench {
         out.printf(Locale.ROOT, "ITL ms:  p50 %.1f  p95 %.1f  p99 %.1f  max %.1f%n", pct(itl, 50), pct(itl, 95), pct(itl, 99), pct(itl, 100));
         out.printf(Locale.ROOT, "completion: mean %.1f ms (min %.1f, max %.1f); preemptions %d, prefix-cache hit rate %.1f%%%n",
                 mean(e2e), pct(e2e, 0), pct(e2e, 100), after.preemptions() - before.preemptions(), 100 * after.prefixCacheHitRate());
+        // a kernel compiled with boxed vectors allocates megabytes per token (docs/PERFORMANCE.md, "A boxed compilation is a failed run")
+        if (allocated >= 0 && generated > 0) {
+            out.printf(Locale.ROOT, "engine alloc: %.0f B per generated token (heap, all threads, prefill and the engine's bookkeeping included)%n",
+                    (double) allocated / generated);
+        }
     }
 
     private static double mean(List<Double> v) { return v.stream().mapToDouble(Double::doubleValue).average().orElse(0); }

@@ -127,7 +127,7 @@ public final class InferenceBench {
     }
 
     /** Heap bytes allocated so far by all threads (including ended ones), or -1. */
-    private static long allocatedBytes() {
+    static long allocatedBytes() {
         return THREADS == null ? -1 : THREADS.getTotalThreadAllocatedBytes();
     }
 

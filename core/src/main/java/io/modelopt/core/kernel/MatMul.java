@@ -20,8 +20,11 @@ import java.lang.foreign.MemorySegment;
  * scalar kernels are chosen by {@link KernelMode#DEFAULT} unless a mode is given. With the vector
  * kernels, calls of 16 tokens or more (prefill; {@code -Dmodelopt.gemm.minTokens}) take the
  * register-blocked {@link Gemm} path over decoded weights; fewer tokens use the per-format dot
- * products, or for a repacked matrix ({@link WeightMatrix#repacked}) its interleaved kernel. All paths give the same results for any thread count and, because every vector
- * reduction is written out in a fixed order, whether the JIT has compiled them yet or not.
+ * products, or for a repacked matrix ({@link WeightMatrix#repacked}) its interleaved kernel (one
+ * token: several row groups per pass; 4 to 15 tokens, a decode step of several sequences: four
+ * or eight tokens per pass over each group, the rest one at a time, each token with the bits of
+ * a call of its own). All paths give the same results for any thread count and, because every
+ * vector reduction is written out in a fixed order, whether the JIT has compiled them yet or not.
  */
 public final class MatMul {
     private MatMul() {}

@@ -186,6 +186,41 @@ class InterleavedWeightsTest {
     }
 
     /**
+     * Calls of a few tokens (a decode step of several sequences) take {@code TOKEN_TILE} tokens per
+     * pass over a group ({@code groupTokens}) and the rest one at a time: exact integer block sums
+     * and the one-token path's scaling, so every token of a whole group gets the bits of a call of
+     * its own, for whole tiles, remainders and several groups, on 1 to 3 threads (a row tail after
+     * the last group is held to the reference).
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(value = GgmlType.class, names = {"Q4_0", "Q8_0"})
+    void fewTokenCallsGiveEachTokenItsOneTokenBits(GgmlType type) {
+        int groupRows = type == GgmlType.Q4_0 ? InterleavedQ4_0.ROWS : InterleavedQ8_0.ROWS;
+        long seed = 1700;
+        // {groups, tail rows, columns}
+        for (int[] s : new int[][]{{1, 0, 32}, {2, 3, 96}, {5, 0, 2048}, {4, 7, 160}}) {
+            int rows = s[0] * groupRows + s[1], cols = s[2], packed = s[0] * groupRows;
+            WeightMatrix w = MatMulTest.matrix(type, rows, cols, ++seed).repacked(arena);
+            for (int nTokens : new int[]{2, 3, 4, 5, 7, 8, 9, 12, 15}) {
+                float[] x = MatMulTest.activations(nTokens * cols, ++seed * 7);
+                ComputePool pool = new ComputePool[]{pool1, pool2, pool3}[nTokens % 3];
+                float[] batch = new float[nTokens * rows], single = new float[rows];
+                MatMul.matmul(KernelMode.VECTOR, pool, w, x, 0, cols, nTokens, batch, 0, rows);
+                for (int t = 0; t < nTokens; t++) {
+                    MatMul.matmul(KernelMode.VECTOR, pool, w, x, t * cols, cols, 1, single, 0, rows);
+                    // the rows of whole groups; the tail goes through the in-place kernel, whose few-token path rounds differently
+                    org.junit.jupiter.api.Assertions.assertArrayEquals(java.util.Arrays.copyOf(single, packed),
+                            java.util.Arrays.copyOfRange(batch, t * rows, t * rows + packed), 0f, type + " " + rows + "x" + cols + ", token " + t + " of " + nTokens);
+                    double[][] ref = MatMulTest.reference(w, x, t * cols, cols, 1);
+                    for (int r = packed; r < rows; r++) {
+                        assertEquals(ref[0][r], batch[t * rows + r], MatMulTest.ACCUMULATION_TOLERANCE * ref[1][r] + 1e-30, type + " tail row " + r);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
      * One-token calls take four row groups per pass ({@code InterleavedQ8_0.groupQuad},
      * {@code InterleavedQ4_0.groupQuad}), calls with more tokens one group at a time: the
      * same products in the same order, so a token gives the same bits either way, with whole
@@ -337,7 +372,7 @@ class InterleavedWeightsTest {
         // a model-sized row (long loops are compiled differently from short ones); two four-group passes of either type and a tail
         int rows = 268, cols = 2048;
         WeightMatrix w = MatMulTest.matrix(type, rows, cols, 2).repacked(arena);
-        for (int nTokens : new int[]{1, 4, 20}) { // decode kernels, then the prefill GEMM over panels decoded from the copy
+        for (int nTokens : new int[]{1, 4, 8, 20}) { // decode kernels (one token, a few), then the prefill GEMM over panels decoded from the copy
             float[] x = MatMulTest.activations(nTokens * cols, 3), out = new float[rows * nTokens];
             long allocated = Long.MAX_VALUE;
             long deadline = System.nanoTime() + 60_000_000_000L; // C2 compiles late on a loaded 2-core machine
