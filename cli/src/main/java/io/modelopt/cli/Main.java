@@ -41,11 +41,18 @@ public final class Main {
     /** Runs one command; returns the exit code (0 ok, 1 failure, 2 usage or input error). */
     public static int run(String[] args, PrintStream out, PrintStream err) {
         boolean quiet = Arrays.asList(args).contains(QUIET);
-        if (quiet) {
-            // before any logger exists: SLF4J's simple binding reads its level once, at the first logger
-            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-            ProgressBar.silence();
+        if (!quiet) return dispatch(args, false, out, err);
+        // before any logger exists: SLF4J's simple binding reads its level once, at the first logger
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        ProgressBar.silence();
+        try {
+            return dispatch(args, true, out, err);
+        } finally {
+            ProgressBar.unsilence(); // for this run only (tests and embedders call run more than once)
         }
+    }
+
+    private static int dispatch(String[] args, boolean quiet, PrintStream out, PrintStream err) {
         Map<String, Command> byName = new LinkedHashMap<>();
         for (Command c : commands()) byName.put(c.name(), c);
         if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help")) {
