@@ -345,23 +345,6 @@ final class JinjaValues {
     }
 
     private static void jsonString(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int k = 0; k < s.length(); k++) {
-            char c = s.charAt(k);
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                case '\n' -> sb.append("\\n");
-                case '\r' -> sb.append("\\r");
-                case '\t' -> sb.append("\\t");
-                case '\b' -> sb.append("\\b");
-                case '\f' -> sb.append("\\f");
-                default -> {
-                    if (c < 0x20) sb.append(String.format("\\u%04x", (int) c));
-                    else sb.append(c);
-                }
-            }
-        }
-        sb.append('"');
+        io.modelopt.core.json.Json.quote(sb, s); // the same escapes as transformers' tojson (ensure_ascii off)
     }
 }

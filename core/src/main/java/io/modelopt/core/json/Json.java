@@ -278,7 +278,8 @@ public final class Json {
         else sb.append(d);
     }
 
-    private static void quote(StringBuilder sb, String str) {
+    /** Appends {@code str} as a JSON string literal (quotes, escapes; non-ASCII as is). */
+    public static void quote(StringBuilder sb, String str) {
         sb.append('"');
         for (int i = 0; i < str.length(); i++) {
             char c = str.charAt(i);
