@@ -8,8 +8,9 @@ import java.util.List;
 
 /**
  * Carries out {@link BlockCopy copy-on-writes} on a {@link KvStorage}: every layer's key and value
- * bytes of the source block, and its scales (stored block after block, {@code scalesPerBlock}
- * floats each), go to the destination block.
+ * entries of the source block, head by head ({@link KvLayout}: a block's entries of one head are
+ * contiguous, its heads {@code headStride} apart), and their per-token or per-block scales, stored
+ * like the entries, go to the destination block.
  */
 public final class BlockCopier {
     private BlockCopier() {}
@@ -22,19 +23,22 @@ public final class BlockCopier {
         KvLayout l = storage.layout();
         java.util.Objects.checkIndex(source, l.numBlocks());
         java.util.Objects.checkIndex(destination, l.numBlocks());
-        long bytes = l.blockBytes();
-        long scaleBytes = 4 * l.scales().scalesPerBlock(l.blockSize(), l.numKvHeads());
+        long bytes = l.blockBytesPerHead(), stride = l.headStride();
+        long scalesPerHead = l.scales().scalesPerBlock(l.blockSize(), l.numKvHeads()) / l.numKvHeads();
+        long scaleBytes = 4 * scalesPerHead, scaleStride = 4 * scalesPerHead * l.numBlocks();
         for (int layer = 0; layer < l.numLayers(); layer++) {
-            copy(storage.keys(layer), bytes, source, destination);
-            copy(storage.values(layer), bytes, source, destination);
-            if (scaleBytes > 0) {
-                copy(storage.keyScales(layer), scaleBytes, source, destination);
-                copy(storage.valueScales(layer), scaleBytes, source, destination);
+            for (int h = 0; h < l.numKvHeads(); h++) {
+                copy(storage.keys(layer), h * stride, bytes, source, destination);
+                copy(storage.values(layer), h * stride, bytes, source, destination);
+                if (scaleBytes > 0) {
+                    copy(storage.keyScales(layer), h * scaleStride, scaleBytes, source, destination);
+                    copy(storage.valueScales(layer), h * scaleStride, scaleBytes, source, destination);
+                }
             }
         }
     }
 
-    private static void copy(MemorySegment seg, long bytes, int src, int dst) {
-        MemorySegment.copy(seg, src * bytes, seg, dst * bytes, bytes);
+    private static void copy(MemorySegment seg, long base, long bytes, int src, int dst) {
+        MemorySegment.copy(seg, base + src * bytes, seg, base + dst * bytes, bytes);
     }
 }

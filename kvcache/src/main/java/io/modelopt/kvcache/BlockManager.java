@@ -225,7 +225,7 @@ public final class BlockManager {
             s.blockHashes[s.hashedBlocks++] = hashes[b];
             parent = hashes[b].value();
         }
-        for (int i = hits.size(), n = blocksFor(prompt.length); i < n; i++) s.addBlock(takeFreshBlock());
+        for (int b : takeFreshBlocks(blocksFor(prompt.length) - hits.size())) s.addBlock(b);
         s.computed = hits.size() * blockSize;
         if (prefixCaching) {
             queriedBlocks += (prompt.length - 1) / blockSize;
@@ -263,8 +263,10 @@ public final class BlockManager {
                 unregister(last); // a partial block cannot carry a full block's hash (only after truncate)
             }
         }
+        int[] fresh = takeFreshBlocks(blocksFor(s.length + newTokens.length) - s.numBlocks);
+        int next = 0;
         for (int t : newTokens) {
-            if (s.length == s.numBlocks * blockSize) s.addBlock(takeFreshBlock());
+            if (s.length == s.numBlocks * blockSize) s.addBlock(fresh[next++]);
             s.addToken(t);
         }
         return true;
@@ -396,6 +398,24 @@ public final class BlockManager {
         if (n == 0) return 0;
         int cow = s.length % blockSize != 0 && refCounts[s.blocks[s.numBlocks - 1]] > 1 ? 1 : 0;
         return blocksFor(s.length + n) - s.numBlocks + cow;
+    }
+
+    /**
+     * {@code n} blocks of {@link #takeFreshBlock}, in ascending physical order. Which blocks are
+     * taken (and evicted) does not change; their order in the table does: a freed sequence returns
+     * its blocks tail first, so taken one by one they would come back descending, and decode
+     * attention, which reads a KV head's entries of physically consecutive blocks as one run
+     * ({@link io.modelopt.core.kv.KvLayout}), would read 2 KB runs instead of the whole prompt's
+     * (small125m, 2,000 positions: 98–107 against 131–137 t/s on alternate bench runs).
+     */
+    private static final int[] NO_BLOCKS = {};
+
+    private int[] takeFreshBlocks(int n) {
+        if (n <= 0) return NO_BLOCKS;
+        int[] blocks = new int[n];
+        for (int i = 0; i < blocks.length; i++) blocks[i] = takeFreshBlock();
+        Arrays.sort(blocks);
+        return blocks;
     }
 
     /** Takes a block for new data: a never-cached free one, else evicts the least recently freed cached one. */

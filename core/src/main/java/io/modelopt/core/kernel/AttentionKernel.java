@@ -136,6 +136,11 @@ public final class AttentionKernel {
         }
         if (rows.length < rowScratch(headDim)) throw new IllegalArgumentException("row scratch of " + rows.length + " floats, need " + rowScratch(headDim));
         boolean vector = mode == KernelMode.VECTOR;
+        if (vector && heads == 1 && l.dtype() == KvDtype.INT8 && Int8Attention.handles(headDim)) {
+            Int8Attention.attend(q, qOff, headDim, scale, kv.keys(layer), kv.keyScales(layer), kv.values(layer), kv.valueScales(layer),
+                    rowOffsets, headOffset, n, scores, 0, out, outOff);
+            return;
+        }
         for (int c = 0; c < n; c += ROW_CHUNK) {
             int m = Math.min(ROW_CHUNK, n - c);
             KvRows.gather(l, kv.keys(layer), kv.keyScales(layer), rowOffsets, c, m, headOffset, rows, vector);

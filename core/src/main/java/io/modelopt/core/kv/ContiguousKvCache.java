@@ -4,7 +4,7 @@ import java.util.Arrays;
 
 /**
  * A KV cache with a fixed region of {@code maxPositions} slots per sequence: slot
- * {@code seq × maxPositions + pos}, stored {@code [seq][kvHead][pos][headDim]} (each head's
+ * {@code seq × maxPositions + pos}, stored {@code [kvHead][seq][pos][headDim]} (each head's
  * positions contiguous, see {@link KvCache}). Right for one or a few sequences (generation, perplexity,
  * tests); a server with many sequences of varying length wants the paged cache of the kvcache
  * module, whose block manager passes block tables with each batch over a bare {@link KvStorage}.

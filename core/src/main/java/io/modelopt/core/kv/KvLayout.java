@@ -6,10 +6,13 @@ import java.util.Objects;
  * The shape of KV storage: per layer, {@code numBlocks} physical blocks of {@code blockSize}
  * token slots, each slot holding one entry of {@code headDim} elements per KV head. Slot
  * {@code s} is token {@code s % blockSize} of block {@code s / blockSize} (vLLM's
- * {@code slot_mapping} numbering). Within a block the entries are grouped by head,
- * {@code [kvHead][token][headDim]}, so that decode attention streams one head's positions
- * through contiguous memory (see docs/ARCHITECTURE.md): head {@code h}'s entry of slot {@code s}
- * is at byte {@code entryOffset(s) + h · headStride()} of the layer's key (or value) segment.
+ * {@code slot_mapping} numbering). A layer's key (or value) segment is grouped by head first,
+ * {@code [kvHead][slot][headDim]}: head {@code h}'s entry of slot {@code s} is at byte
+ * {@code entryOffset(s) + h · headStride()}, with {@code entryOffset(s) = s · entryBytes()} and
+ * {@code headStride()} one head's entries of all slots. So one head's entries of a block are
+ * contiguous (as in vLLM's blocks), and so are those of consecutive blocks: decode attention
+ * streams a head's positions through memory in runs as long as the runs of consecutive physical
+ * blocks in the block table, not one block's 2 KB at a time (see docs/ARCHITECTURE.md).
  *
  * <p>A contiguous cache of S sequences × P positions is the same layout with S blocks of P slots.
  *
@@ -56,18 +59,21 @@ public record KvLayout(int numLayers, int numKvHeads, int headDim, int numBlocks
     /** Bytes of one head's entry. */
     public long entryBytes() { return (long) headDim * dtype.bytes(); }
 
-    /** Bytes from head h's entry of a slot to head h + 1's entry of the same slot: one head's block of entries. */
-    public long headStride() { return entryBytes() * blockSize; }
+    /** Bytes from head h's entry of a slot to head h + 1's entry of the same slot: one head's entries of every slot. */
+    public long headStride() { return entryBytes() * slots(); }
+
+    /** Bytes of one block's entries of one head (contiguous; a block's heads are {@link #headStride()} apart). */
+    public long blockBytesPerHead() { return entryBytes() * blockSize; }
 
     /** Bytes of one block (all heads) in one layer's key (or value) segment. */
-    public long blockBytes() { return headStride() * numKvHeads; }
+    public long blockBytes() { return blockBytesPerHead() * numKvHeads; }
 
     /** Bytes of one layer's key (or value) segment. */
     public long layerBytes() { return blockBytes() * numBlocks; }
 
     /** Byte offset of head 0's entry of {@code slot}. */
     public long entryOffset(long slot) {
-        return slot / blockSize * blockBytes() + slot % blockSize * entryBytes();
+        return slot * entryBytes();
     }
 
     /** F32 scales of one layer's keys (or values): 0 for {@link KvScaleLayout#NONE}. */
@@ -79,8 +85,8 @@ public record KvLayout(int numLayers, int numKvHeads, int headDim, int numBlocks
             case NONE -> throw new IllegalStateException(dtype + " entries have no scales");
             case PER_LAYER -> 0;
             case PER_LAYER_HEAD -> h;
-            case PER_BLOCK_HEAD -> slot / blockSize * numKvHeads + h;
-            case PER_TOKEN_HEAD -> (slot / blockSize * numKvHeads + h) * blockSize + slot % blockSize;
+            case PER_BLOCK_HEAD -> h * (long) numBlocks + slot / blockSize;
+            case PER_TOKEN_HEAD -> h * slots() + slot;
         };
     }
 

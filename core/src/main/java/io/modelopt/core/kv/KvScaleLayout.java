@@ -5,9 +5,9 @@ package io.modelopt.core.kv;
  * value) scale segment beside the entries. F16, BF16 and F32 entries need none.
  * <ul>
  *   <li>{@link #PER_TOKEN_HEAD}: one per slot and KV head, stored like the entries
- *       ({@code [block][kvHead][token]}), so head {@code h}'s scale of a slot has index
+ *       ({@code [kvHead][slot]}), so head {@code h}'s scale of a slot has index
  *       {@code (entryOffset(slot) + h·headStride) / entryBytes}; follows each entry's range (INT8).</li>
- *   <li>{@link #PER_BLOCK_HEAD}: one per block and KV head ({@code [block][kvHead]}); reserved (the
+ *   <li>{@link #PER_BLOCK_HEAD}: one per block and KV head ({@code [kvHead][block]}); reserved (the
  *       storage does not write it: see {@link KvDtype#INT8} for why per token was chosen).</li>
  *   <li>{@link #PER_LAYER}: one per layer (index 0), static: 1.0 or calibrated (FP8, vLLM's default).</li>
  *   <li>{@link #PER_LAYER_HEAD}: one per layer and KV head (index {@code h}), static.</li>

@@ -33,7 +33,12 @@ class KvDtypeAttentionTest {
 
     @ParameterizedTest @MethodSource("cases")
     void matchesAFloat64AttentionOverTheDequantizedEntries(KvDtype dt, KernelMode mode, int headDim) {
-        int kvHeads = 2, block = 16, blocks = 12, n = 150, group = 3;
+        for (int group : new int[] {1, 3}) attendsLikeFloat64(dt, mode, headDim, group);
+    }
+
+    /** group 1 takes the fused INT8 kernel ({@link Int8Attention}) where it applies, group 3 the gathered rows. */
+    private static void attendsLikeFloat64(KvDtype dt, KernelMode mode, int headDim, int group) {
+        int kvHeads = 2, block = 16, blocks = 12, n = 150;
         Random r = new Random(headDim * 31L + dt.ordinal());
         try (var kv = new HostKvStorage(KvLayout.of(1, kvHeads, headDim, blocks, block, dt))) {
             KvLayout l = kv.layout();
@@ -60,10 +65,48 @@ class KvDtypeAttentionTest {
                 for (int g = 0; g < group; g++) {
                     double[] ref = reference(kv, slots, h, q, g * headDim, headDim, scale);
                     for (int d = 0; d < headDim; d++) {
-                        assertEquals(ref[d], out[g * headDim + d], dt == KvDtype.F16 ? 1e-3 : 2e-5, dt + " " + mode + " head size " + headDim + " kv head " + h + " query " + g + " d " + d);
+                        assertEquals(ref[d], out[g * headDim + d], dt == KvDtype.F16 ? 1e-3 : 2e-5, dt + " " + mode + " head size " + headDim + " group " + group + " kv head " + h + " query " + g + " d " + d);
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * The fused INT8 kernel (one query head: dequantized in registers) gives exactly the gathered
+     * path's floats (a group of two identical query heads: rows dequantized into a buffer), at
+     * every head size it takes, over shuffled blocks and more than one {@link AttentionKernel#ROW_CHUNK}.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(ints = {8, 16, 32, 64, 96, 128})
+    void fusedInt8EqualsGatheredRowsBitForBit(int headDim) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(KernelMode.vectorApiAvailable() && Int8Attention.handles(headDim),
+                "head size " + headDim + " is not whole vectors here");
+        int block = 16, blocks = 20, n = 301;
+        Random r = new Random(headDim);
+        try (var kv = new HostKvStorage(KvLayout.of(1, 1, headDim, blocks, block, KvDtype.INT8))) {
+            KvLayout l = kv.layout();
+            List<Integer> physical = new ArrayList<>();
+            for (int i = 0; i < blocks; i++) physical.add(i);
+            Collections.shuffle(physical, r);
+            long[] offs = new long[n];
+            float[] e = new float[headDim];
+            for (int p = 0; p < n; p++) {
+                long slot = (long) physical.get(p / block) * block + p % block;
+                offs[p] = l.entryOffset(slot);
+                for (int i = 0; i < headDim; i++) e[i] = (float) (r.nextGaussian() * (1 + p % 7));
+                kv.writeKey(0, slot, e, 0);
+                for (int i = 0; i < headDim; i++) e[i] = (float) r.nextGaussian();
+                kv.writeValue(0, slot, e, 0);
+            }
+            float[] q = new float[2 * headDim];
+            for (int i = 0; i < headDim; i++) q[i] = q[headDim + i] = (float) r.nextGaussian();
+            float scale = (float) (1 / Math.sqrt(headDim));
+            float[] fused = new float[headDim], gathered = new float[2 * headDim], rows = new float[AttentionKernel.rowScratch(headDim)];
+            AttentionKernel.attend(KernelMode.VECTOR, q, 0, 1, headDim, scale, kv, 0, offs, 0, n, new float[n], n, rows, fused, 0);
+            AttentionKernel.attend(KernelMode.VECTOR, q, 0, 2, headDim, scale, kv, 0, offs, 0, n, new float[2 * n], n, rows, gathered, 0);
+            assertArrayEquals(java.util.Arrays.copyOf(gathered, headDim), fused, "head size " + headDim);
+            assertArrayEquals(fused, java.util.Arrays.copyOfRange(gathered, headDim, 2 * headDim), "head size " + headDim);
         }
     }
 

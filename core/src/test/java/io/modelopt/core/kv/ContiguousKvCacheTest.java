@@ -47,14 +47,14 @@ class ContiguousKvCacheTest {
     }
 
     /**
-     * The documented layout [seq][kvHead][pos][headDim]: head h's entry of (seq, pos) at
+     * The documented layout [kvHead][seq][pos][headDim]: head h's entry of (seq, pos) at
      * entryOffset(slot) + h · headStride, one head's positions back to back.
      */
     @Test
     void eachHeadsPositionsAreContiguous() {
         int heads = 3, headDim = 4, seqs = 2, positions = 5;
         try (var c = new ContiguousKvCache(1, heads, headDim, seqs, positions, KvDtype.F32)) {
-            assertEquals((long) positions * headDim * 4, c.headStride());
+            assertEquals((long) seqs * positions * headDim * 4, c.headStride());
             float[] row = new float[heads * headDim];
             for (int s = 0; s < seqs; s++) {
                 for (int p = 0; p < positions; p++) {
@@ -65,7 +65,7 @@ class ContiguousKvCacheTest {
             for (int s = 0; s < seqs; s++) {
                 for (int h = 0; h < heads; h++) {
                     for (int p = 0; p < positions; p++) {
-                        long expected = ((long) (s * heads + h) * positions + p) * headDim * 4;
+                        long expected = ((long) (h * seqs + s) * positions + p) * headDim * 4;
                         assertEquals(expected, c.entryOffset(c.slot(s, p)) + h * c.headStride());
                         for (int d = 0; d < headDim; d++) {
                             assertEquals(1000 * s + 100 * p + h * headDim + d, c.keys(0).get(KvCache.F32_LE, expected + 4L * d), 0f);

@@ -327,6 +327,20 @@ final class CpuLlamaOps implements LlamaOps {
     }
 
     /** The slot of position {@code pos} of the batch's j-th sequence: from the batch's block tables, or the cache's own mapping. */
+    /** offs[p] = the entry offset of position p of the j-th sequence, p < n; block by block for a block table (no division per position). */
+    private void entryOffsets(int j, int n, KvLayout layout, long[] offs) {
+        if (cache != null) {
+            for (int p = 0; p < n; p++) offs[p] = layout.entryOffset(slot(j, p));
+            return;
+        }
+        int bs = batch.blockSize();
+        long entry = layout.entryOffset(1);
+        for (int b = 0, p = 0; p < n; b++) {
+            long at = layout.entryOffset((long) batch.block(j, b) * bs);
+            for (int end = Math.min(n, p + bs); p < end; p++, at += entry) offs[p] = at;
+        }
+    }
+
     private long slot(int j, int pos) {
         return cache == null ? batch.slot(j, pos) : cache.slot(batch.sequence(j), pos);
     }
@@ -413,7 +427,7 @@ final class CpuLlamaOps implements LlamaOps {
                     if (t != currentToken) {
                         currentToken = t;
                         n = batch.position(t) + 1;
-                        for (int p = 0; p < n; p++) offs[p] = layout.entryOffset(slot(j, p));
+                        entryOffsets(j, n, layout, offs);
                     }
                     long headOffset = h0 / groupSize * layout.headStride();
                     int o = t * qDim + h0 * headDim;
