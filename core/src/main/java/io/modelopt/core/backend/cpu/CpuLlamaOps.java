@@ -76,6 +76,8 @@ final class CpuLlamaOps implements LlamaOps {
     private final int blockTokens, blockHeads;
     private final int[][] quadQ, quadN; // (threads, 4) scratch of the four-query calls
     private final long[][] rowOffsets;  // (threads, contextLength)
+    /** The token of the bound step whose entry offsets {@code rowOffsets[worker]} holds (-1: none); the same for every layer. */
+    private final int[] offsetsToken;
     // keys and values of the batch's multi-token sequences as floats, converted once per layer;
     // a sequence of `rows` positions starting at dense row r0 occupies [r0·kvDim, (r0+rows)·kvDim) of both:
     private final float[] denseKeys;    // keys transposed: (kvDim, rows) per sequence
@@ -154,6 +156,7 @@ final class CpuLlamaOps implements LlamaOps {
         this.quadQ = new int[threads][AttentionKernel.QUERIES];
         this.quadN = new int[threads][AttentionKernel.QUERIES];
         this.rowOffsets = new long[threads][contextLength];
+        this.offsetsToken = new int[threads];
         this.densePositions = 2 * n;
         this.denseKeys = new float[Math.multiplyExact(densePositions, kvDim)];
         this.denseValues = new float[densePositions * kvDim];
@@ -184,6 +187,7 @@ final class CpuLlamaOps implements LlamaOps {
         this.batch = b;
         this.kv = storage;
         this.cache = mapping;
+        java.util.Arrays.fill(offsetsToken, -1); // the workers' entry offsets belong to the previous step
         planDense(b);
     }
 
@@ -407,7 +411,7 @@ final class CpuLlamaOps implements LlamaOps {
      * Items are blocks of {@code blockTokens × blockHeads} (token, head) pairs, item {@code i} of
      * the range being block {@code last - i} (the latest tokens first). A block whose four pairs
      * attend over the same dense keys and values goes to the four-query kernel; any other pair on
-     * its own. The slot offsets of a token's positions are looked up once per token in a range.
+     * its own. The slot offsets of a token's positions are looked up once per step and worker.
      */
     private void attentionItems(int start, int end, int worker) {
         float[] sc = scores[worker];
@@ -415,7 +419,7 @@ final class CpuLlamaOps implements LlamaOps {
         KvLayout layout = kv.layout();
         boolean f16 = layout.dtype() == KvDtype.F16;
         int size = batch.size(), headBlocks = numHeads / blockHeads;
-        int currentToken = -1, n = 0, last = (size + blockTokens - 1) / blockTokens * headBlocks - 1;
+        int last = (size + blockTokens - 1) / blockTokens * headBlocks - 1;
         for (int item = start; item < end; item++) {
             int i = last - item;
             int t0 = i / headBlocks * blockTokens, h0 = i % headBlocks * blockHeads;
@@ -424,9 +428,10 @@ final class CpuLlamaOps implements LlamaOps {
                 int j = batch.sequenceIndex(t), dense = denseStart[j];
                 if (dense < 0) {
                     // read the storage in place: the block's heads share one KV head, converted once for all of them
-                    if (t != currentToken) {
-                        currentToken = t;
-                        n = batch.position(t) + 1;
+                    // the offsets of a token's positions serve all its heads and layers: computed once per step and worker
+                    int n = batch.position(t) + 1;
+                    if (offsetsToken[worker] != t) {
+                        offsetsToken[worker] = t;
                         entryOffsets(j, n, layout, offs);
                     }
                     long headOffset = h0 / groupSize * layout.headStride();
