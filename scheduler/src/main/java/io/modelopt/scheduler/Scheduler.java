@@ -51,12 +51,28 @@ final class Scheduler {
     }
 
     Step schedule() {
+        // Without chunked prefill a prompt over the budget runs alone in its step. It used to wait
+        // for a step with nothing else in it, which never comes while others decode: the long
+        // prompt starved until the running requests ended (bench --arrivals: 512-token prompts
+        // admitted only after four 256-token decodes finished). It now goes first, alone, pausing
+        // the decodes for one step, as vLLM's scheduler without chunked prefill puts prefills first.
+        Sample head = waiting.peekFirst();
+        if (!chunkedPrefill && head != null && head.length > maxBatchedTokens && !running.isEmpty()
+                && seatsTaken() + seats(head) <= maxNumSeqs) {
+            Step alone = schedule(true);
+            if (!alone.samples().isEmpty()) return alone;
+        }
+        return schedule(false);
+    }
+
+    /** @param waitingOnly schedule only the waiting queue's head (a long prompt alone, see {@link #schedule()}) */
+    private Step schedule(boolean waitingOnly) {
         List<Sample> out = new ArrayList<>();
         List<Integer> counts = new ArrayList<>();
         List<Sample> preempted = new ArrayList<>();
         int budget = maxBatchedTokens, prefill = 0;
         // 1. running, oldest admitted first
-        for (int i = 0; i < running.size() && budget > 0; i++) {
+        for (int i = 0; i < running.size() && budget > 0 && !waitingOnly; i++) {
             Sample s = running.get(i);
             int k = Math.min(s.pending(), budget);
             if (k == 0) continue;

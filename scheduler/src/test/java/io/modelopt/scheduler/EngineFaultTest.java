@@ -56,6 +56,50 @@ class EngineFaultTest {
         }
     }
 
+    /**
+     * Without chunked prefill, a prompt over the step budget runs alone in a step ahead of the
+     * decodes; it must not wait for the running requests to end (it did: such a step never came
+     * while anything decoded). Counted in steps, not time: the long request's first token comes
+     * while the running ones still have most of their tokens to make.
+     */
+    @Test
+    void aLongPromptWithoutChunkedPrefillDoesNotStarveBehindDecodes() throws Exception {
+        EngineConfig c = EngineConfig.builder().maxNumSeqs(4).maxBatchedTokens(16).chunkedPrefill(false).kvBlocks(64).kvBlockSize(16)
+                .metricsLogInterval(java.time.Duration.ZERO).build();
+        try (Engine e = f.engine(c)) {
+            int[] counts = new int[2];
+            CountDownLatch running = new CountDownLatch(2);
+            List<RequestHandle> decoding = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                int k = i;
+                decoding.add(e.submit(EngineRequest.builder().promptTokens(new int[] {1, 400 + i}).maxTokens(120).ignoreEos(true).build(), new EngineListener() {
+                    @Override public void onToken(TokenEvent event) {
+                        synchronized (counts) {
+                            if (counts[k]++ == 0) running.countDown();
+                        }
+                    }
+                }));
+            }
+            assertTrue(running.await(30, java.util.concurrent.TimeUnit.SECONDS));
+            int[] longPrompt = new int[60];
+            for (int i = 0; i < longPrompt.length; i++) longPrompt[i] = 1 + (i * 37) % 400;
+            int[] seenAtFirstToken = new int[1];
+            CountDownLatch first = new CountDownLatch(1);
+            RequestHandle lng = e.submit(EngineRequest.builder().promptTokens(longPrompt).maxTokens(4).ignoreEos(true).build(), new EngineListener() {
+                @Override public void onToken(TokenEvent event) {
+                    if (first.getCount() == 1) {
+                        synchronized (counts) { seenAtFirstToken[0] = Math.max(counts[0], counts[1]); }
+                        first.countDown();
+                    }
+                }
+            });
+            assertEquals(4, lng.await().completionTokens());
+            for (RequestHandle h : decoding) assertEquals(120, h.await().completionTokens());
+            assertTrue(seenAtFirstToken[0] < 60, "the 60-token prompt (budget 16) got its first token only after the running requests made "
+                    + seenAtFirstToken[0] + " of their 120 tokens");
+        }
+    }
+
     @Test
     void submitAfterCloseFails() {
         Engine e = f.engine(config());

@@ -97,7 +97,7 @@ public final class BenchCommand implements Command {
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         if (java.util.Arrays.asList(argv).contains("--concurrency")) {
             return EngineBench.run(Args.parse(argv, Set.of("model", "prompt-tokens", "gen-tokens", "threads", "backend", "kv-cache", "concurrency", "requests",
-                    "shared-prefix", "max-batched-tokens"), Set.of("batch-invariant", "no-chunked-prefill")), out, err);
+                    "shared-prefix", "max-batched-tokens", "arrivals", "arrival-prompt-tokens", "arrival-interval-ms"), Set.of("batch-invariant", "no-chunked-prefill")), out, err);
         }
         Args args = Args.parse(argv, Set.of("model", "prompt-tokens", "gen-tokens", "threads", "runs", "type", "seed", "json", "backend",
                 "quantize", "bits", "group-size", "keep", "override", "kv", "kv-cache", "kv-budget", "kv-block-size", "kv-prefix"), Set.of("symmetric", "clip-search", "kv-paged"));

@@ -46,6 +46,10 @@ final class EngineBench {
                 --max-batched-tokens B  the engine's token budget per step (default max(256, P))
                 --batch-invariant  bit-identical logits alone or in any batch (per-row kernels)
                 --no-chunked-prefill  schedule each prompt whole
+                --arrivals K --arrival-prompt-tokens P2 --arrival-interval-ms MS
+                                   once the N requests decode, K more with P2-token prompts arrive one
+                                   every MS ms (default 4, 512, 500): prints the running requests'
+                                   worst and p99 inter-token gap while the late prompts prefill
             """;
 
     static int run(Args args, PrintStream out, PrintStream err) throws Exception {
@@ -56,22 +60,24 @@ final class EngineBench {
         int shared = Integer.parseInt(args.get("shared-prefix", "0"));
         if (shared < 0 || shared >= p) throw new Args.UsageException("--shared-prefix must be in [0, " + (p - 1) + "], got " + shared);
         int threads = positive(args, "threads", Runtime.getRuntime().availableProcessors());
+        int arrivals = args.has("arrivals") ? positive(args, "arrivals", 4) : 0;
+        int arrivalPrompt = positive(args, "arrival-prompt-tokens", 512), arrivalInterval = positive(args, "arrival-interval-ms", 500);
         int budget = positive(args, "max-batched-tokens", Math.max(256, p));
         if (!args.has("model")) throw new Args.UsageException("--concurrency needs --model FILE");
         Path modelPath = Path.of(args.get("model", null));
         Backend backend = CommandOptions.backend(args);
         try (ModelSource source = ModelSources.open(modelPath)) {
-            int context = p + g;
+            int context = Math.max(p, arrivals > 0 ? arrivalPrompt : 0) + g;
             if (context > source.config().contextLength()) {
                 throw new Args.UsageException("prompt + generated tokens (" + context + ") exceed the model's context length " + source.config().contextLength());
             }
-            RunnerOptions options = RunnerOptions.builder().threads(threads).kvDtype(CommandOptions.kvDtype(args)).maxBatchTokens(Math.max(budget, p))
-                    .maxLogitsRows(Math.max(n, 1)).contextLength(context).batchInvariant(args.has("batch-invariant")).build();
+            RunnerOptions options = RunnerOptions.builder().threads(threads).kvDtype(CommandOptions.kvDtype(args)).maxBatchTokens(Math.max(Math.max(budget, p), arrivals > 0 ? arrivalPrompt : 0))
+                    .maxLogitsRows(n + arrivals).contextLength(context).batchInvariant(args.has("batch-invariant")).build();
             try (ModelRunner runner = backend.load(source, options)) {
                 int vocab = runner.config().vocabSize(), bos = source.tokenizer().bosId();
                 double prefill = singleStreamPrefill(runner, InferenceBench.prompt(p, vocab, bos, 99));
-                EngineConfig config = EngineConfig.builder().maxNumSeqs(n).maxBatchedTokens(budget).maxWaiting(Math.max(requests, 1))
-                        .chunkedPrefill(!args.has("no-chunked-prefill")).kvBlocks(n * ((context + 15) / 16) + 16).kvBlockSize(16)
+                EngineConfig config = EngineConfig.builder().maxNumSeqs(n + arrivals).maxBatchedTokens(budget).maxWaiting(Math.max(requests, 1) + arrivals)
+                        .chunkedPrefill(!args.has("no-chunked-prefill")).kvBlocks((n + arrivals) * ((context + 15) / 16) + 16).kvBlockSize(16)
                         .metricsLogInterval(Duration.ZERO).build();
                 List<int[]> prompts = new ArrayList<>();
                 int[] prefix = InferenceBench.prompt(Math.max(shared, 1), vocab, bos, 7);
@@ -79,6 +85,12 @@ final class EngineBench {
                     int[] q = InferenceBench.prompt(p, vocab, bos, 1000 + i);
                     System.arraycopy(prefix, 0, q, 0, shared);
                     prompts.add(q);
+                }
+                if (arrivals > 0) {
+                    try (Engine engine = Engine.start(runner, source.tokenizer(), config)) {
+                        ArrivalScenario.run(out, engine, modelPath, vocab, bos, n, p, g, arrivals, arrivalPrompt, arrivalInterval, config);
+                    }
+                    return 0;
                 }
                 try (Engine engine = Engine.start(runner, source.tokenizer(), config)) {
                     // warm-up: a short batch through the same code paths
@@ -111,7 +123,7 @@ final class EngineBench {
         return 0;
     }
 
-    private static EngineRequest request(int[] prompt, int g) {
+    static EngineRequest request(int[] prompt, int g) {
         // ignore EOS: every request generates exactly g tokens, as llama-batched-bench does
         return EngineRequest.builder().promptTokens(prompt).maxTokens(g).ignoreEos(true).build();
     }
@@ -166,10 +178,10 @@ final class EngineBench {
         }
     }
 
-    private static double mean(List<Double> v) { return v.stream().mapToDouble(Double::doubleValue).average().orElse(0); }
+    static double mean(List<Double> v) { return v.stream().mapToDouble(Double::doubleValue).average().orElse(0); }
 
     /** Nearest-rank percentile. */
-    private static double pct(List<Double> v, double q) {
+    static double pct(List<Double> v, double q) {
         if (v.isEmpty()) return 0;
         double[] a = v.stream().mapToDouble(Double::doubleValue).toArray();
         Arrays.sort(a);
