@@ -34,8 +34,11 @@ final class KvRows {
         return t;
     }
 
-    /** 2^120: an E4M3 byte's exponent and mantissa bits moved into a float's (bits 20..30) are its value × 2^-120 (subnormals too). */
-    private static final float FP8_BIAS = 0x1p120f;
+    /**
+     * 2^119: an E4M3 byte's exponent and mantissa bits moved into a float's (bits 20..30), with the
+     * float's exponent raised by one, are its value × 2^-119 for every normal E4M3 value ({@link #fp8Vector}).
+     */
+    private static final float FP8_BIAS_RAISED = 0x1p119f;
 
     static void gather(KvLayout l, MemorySegment seg, MemorySegment scales, long[] rowOffsets, int c, int m, long headOffset, float[] rows,
                        boolean vector) {
@@ -83,16 +86,25 @@ final class KvRows {
         return i;
     }
 
-    /** E4M3 → float by moving bits: sign to bit 31, exponent and mantissa to bits 20..30, then × 2^120 × scale (exact: a power of two). */
+    /**
+     * E4M3 → float by moving bits: sign to bit 31, exponent and mantissa to bits 20..30 with the
+     * exponent raised by one, then × 2^119 × scale (exact: a power of two). The raised exponent
+     * keeps every intermediate a normal float: without it an E4M3 subnormal (|x| < 2^-6, about 1%
+     * of a cache's entries at scale 1) became a denormal float, and each multiply of a denormal
+     * costs a microcode assist (FP8 attention ran at a quarter of INT8's rate). Those codes, m·2^-9
+     * for a 3-bit m, are converted from the integer m instead, and blended in.
+     */
     private static int fp8Vector(MemorySegment seg, long off, float scale, float[] rows, int r, int d) {
-        FloatVector s = FloatVector.broadcast(Simd.F, FP8_BIAS * scale);
+        FloatVector s = FloatVector.broadcast(Simd.F, FP8_BIAS_RAISED * scale), sub = FloatVector.broadcast(Simd.F, 0x1p-9f * scale);
         int step = Simd.BL.length(), i = 0;
         for (; i + step <= d; i += step) {
             ByteVector b = ByteVector.fromMemorySegment(Simd.BL, seg, off + i, Simd.LE);
             for (int part = 0; part < Simd.BL_PARTS; part++) {
                 IntVector x = (IntVector) b.convertShape(VectorOperators.B2I, Simd.I, part);
-                IntVector bits = x.and(0x7F).lanewise(VectorOperators.LSHL, 20).or(x.and(0x80).lanewise(VectorOperators.LSHL, 24));
-                bits.reinterpretAsFloats().mul(s).intoArray(rows, r + i + part * Simd.L);
+                IntVector mag = x.and(0x7F), sign = x.and(0x80).lanewise(VectorOperators.LSHL, 24);
+                FloatVector normal = mag.lanewise(VectorOperators.LSHL, 20).add(1 << 23).or(sign).reinterpretAsFloats().mul(s);
+                FloatVector small = ((FloatVector) mag.convert(VectorOperators.I2F, 0)).reinterpretAsInts().or(sign).reinterpretAsFloats().mul(sub);
+                normal.blend(small, mag.compare(VectorOperators.LT, 8).cast(Simd.F)).intoArray(rows, r + i + part * Simd.L);
             }
         }
         return i;
