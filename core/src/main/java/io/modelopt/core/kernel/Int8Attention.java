@@ -80,15 +80,13 @@ final class Int8Attention {
         }
     }
 
-    /** Elements {@code d .. d+L) of the entry at byte {@code entry}, as floats times the token's scale. */
+    /**
+     * Elements {@code d .. d+L)} of the entry at byte {@code entry}, as floats times the token's
+     * scale: the {@link Simd#BL} load holding them (at 128 bits one 8-byte load holds two float
+     * vectors' worth; never past the entry's end, as handles() takes whole loads), then its part.
+     */
     private static FloatVector value(MemorySegment seg, long entry, int d, FloatVector s) {
-        if (Simd.BL_PARTS == 1) {
-            ByteVector b = ByteVector.fromMemorySegment(Simd.BL, seg, entry + d, Simd.LE);
-            return ((FloatVector) b.convertShape(VectorOperators.B2F, Simd.F, 0)).mul(s);
-        }
-        // 128 bits: an 8-byte load holds two float vectors' worth; load the pair this one belongs
-        // to (never past the entry's end: handles() takes whole 8-byte loads) and take its half
         ByteVector b = ByteVector.fromMemorySegment(Simd.BL, seg, entry + (d & ~(Simd.BL.length() - 1)), Simd.LE);
-        return ((FloatVector) b.convertShape(VectorOperators.B2F, Simd.F, (d / Simd.L) & 1)).mul(s);
+        return ((FloatVector) b.convertShape(VectorOperators.B2F, Simd.F, (d / Simd.L) % Simd.BL_PARTS)).mul(s);
     }
 }

@@ -338,7 +338,7 @@ final class CpuLlamaOps implements LlamaOps {
             return;
         }
         int bs = batch.blockSize();
-        long entry = layout.entryOffset(1);
+        long entry = layout.entryBytes();
         for (int b = 0, p = 0; p < n; b++) {
             long at = layout.entryOffset((long) batch.block(j, b) * bs);
             for (int end = Math.min(n, p + bs); p < end; p++, at += entry) offs[p] = at;
