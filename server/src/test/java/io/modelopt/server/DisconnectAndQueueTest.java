@@ -60,6 +60,12 @@ class DisconnectAndQueueTest {
                 HttpRequest r = HttpRequest.newBuilder(ts.uri("/v1/completions")).POST(HttpRequest.BodyPublishers.ofString(body))
                         .header("Content-Type", "application/json").timeout(Duration.ofSeconds(60)).build();
                 calls.add(Http.CLIENT.sendAsync(r, HttpResponse.BodyHandlers.ofString()));
+                if (i == 0) {
+                    // the first must be running before the rest arrive: while it still waits for the step loop it
+                    // holds the one waiting seat, and the second would be refused too
+                    long until = System.nanoTime() + 10_000_000_000L;
+                    while (ts.engine.metrics().running() == 0 && !calls.get(0).isDone() && System.nanoTime() < until) Thread.sleep(1);
+                }
             }
             int ok = 0, rejected = 0;
             for (var c : calls) {
