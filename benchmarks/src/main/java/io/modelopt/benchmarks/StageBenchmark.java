@@ -62,7 +62,7 @@ import org.openjdk.jmh.infra.IterationParams;
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+@Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Djdk.incubator.vector.VECTOR_ACCESS_OOB_CHECK=0",
         "-XX:+UseParallelGC", "-Xmn64m", "-XX:PerBytecodeTrapLimit=1000", "-XX:PerMethodTrapLimit=100000"})
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 3, time = 2)

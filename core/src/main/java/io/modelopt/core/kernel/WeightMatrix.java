@@ -68,6 +68,33 @@ public final class WeightMatrix {
             throw new IllegalArgumentException("tensor " + t.name() + " holds " + t.byteSize() + " bytes, but " + r + " rows of " + c + " " + format
                     + " weights take " + rowBytes * r);
         }
+        checkCopyBounds();
+    }
+
+    /**
+     * The launcher runs the Vector API without its per-load index checks
+     * ({@code -Djdk.incubator.vector.VECTOR_ACCESS_OOB_CHECK=0}: they cost the one-token Q4_0/Q8_0
+     * kernels 20–30% on an AMD EPYC, docs/PERFORMANCE.md), so the ranges those kernels index are
+     * checked here once, when the weight is bound: the tensor holds its rows (above), the copy holds
+     * its layout's bytes for this shape, the affine terms one scale per row and one offset per group.
+     * The tests run with the checks on, which catch a kernel that indexes outside these ranges.
+     */
+    private void checkCopyBounds() {
+        if (packed != null) {
+            long need = repacking().packedBytes(rows, cols);
+            if (packed.byteSize() < need) {
+                throw new IllegalArgumentException("repacked copy of " + tensor.name() + " holds " + packed.byteSize() + " bytes, but its layout needs " + need
+                        + " for " + rows + " x " + cols);
+            }
+        }
+        if (affine != null) {
+            if (affine.rowScales() != null && affine.rowScales().byteSize() < 4L * rows) {
+                throw new IllegalArgumentException("row scales of " + tensor.name() + " hold " + affine.rowScales().byteSize() + " bytes, not " + 4L * rows);
+            }
+            if (affine.offsets() != null && affine.offsets().byteSize() < 4L * rows * affine.groups(cols)) {
+                throw new IllegalArgumentException("group offsets of " + tensor.name() + " hold " + affine.offsets().byteSize() + " bytes, not " + 4L * rows * affine.groups(cols));
+            }
+        }
     }
 
     /**
