@@ -53,9 +53,12 @@ public record ModelDescription(Path path, String format, ModelConfig config, Str
         /** Stored bits per logical weight (main tensor and parts), or NaN for a part. */
         public double bitsPerWeight() { return parameters == 0 ? Double.NaN : 8.0 * weightBytes / parameters; }
 
-        /** A block's linear weight ({@code blk.N.*.weight}, two or more dims). */
+        /** A block's linear weight ({@code blk.N.*.weight}, two or more dims, or a bound weight of block N under any name). */
         public boolean isBlockLinear() {
-            return partOf == null && name.startsWith("blk.") && name.endsWith(".weight") && (bound() || trimmedRank(shape) >= 2);
+            // a bound weight is a linear layer whatever its main tensor is called (AWQ/GPTQ: blk.N.attn_q.qweight)
+            // (or keeps its HF name: model.layers.N.self_attn.q_proj.qweight)
+            return partOf == null && (name.startsWith("blk.") || name.startsWith("model.layers."))
+                    && (bound() || name.endsWith(".weight") && trimmedRank(shape) >= 2);
         }
 
         private boolean bound() { return !weightFormat.equals(type.name()); }
@@ -100,11 +103,16 @@ public record ModelDescription(Path path, String format, ModelConfig config, Str
         return new ModelDescription(source.path(), source.format(), source.config(), tok, rows, bytes, params);
     }
 
-    /** {@code blk.0.attn_q.qweight} → {@code blk.0.attn_q.weight}: the weight a differently named part may belong to. */
+    /**
+     * {@code blk.0.attn_q.qweight} → {@code blk.0.attn_q.weight}, {@code model.layers.0.self_attn.q_proj.qweight} →
+     * {@code blk.0.attn_q.weight}: the weight a differently named part may belong to.
+     */
     private static String weightNameOf(String name) {
         int dot = name.lastIndexOf('.');
         if (dot < 0 || name.endsWith(".weight")) return null;
-        return name.substring(0, dot) + ".weight";
+        String w = name.substring(0, dot) + ".weight";
+        // an HF checkpoint's part (model.layers.0.self_attn.q_proj.qweight) belongs to the weight the runner binds by its GGUF name
+        return io.modelopt.core.model.TensorNames.toGguf(w).orElse(w);
     }
 
     private static WeightMatrix bindQuietly(ModelSource source, String name) {

@@ -20,7 +20,8 @@ import java.util.ServiceLoader;
 /**
  * What {@link ModelOptimizer#build()} returns: a model bound to a backend, ready to generate and
  * to be measured. Owns its runner and the model files; {@link #close()} releases both (threads,
- * buffers, mappings). Not thread-safe: one call at a time.
+ * buffers, mappings). {@link #generate} may be called from several threads; {@link #perplexity}
+ * and direct use of {@link #runner()} one call at a time, and not while the engine runs.
  */
 public final class OptimizedModel implements AutoCloseable {
     private final ModelSource source;
@@ -30,6 +31,7 @@ public final class OptimizedModel implements AutoCloseable {
 
     private final io.modelopt.core.kv.KvBudget.Plan kvPlan;
     private io.modelopt.core.spi.ServingEngine engine;
+    private boolean noEngine;
 
     OptimizedModel(ModelSource source, ModelRunner runner, ProgressListener progress, io.modelopt.core.kv.KvBudget.Plan kvPlan) {
         this.kvPlan = kvPlan;
@@ -39,9 +41,19 @@ public final class OptimizedModel implements AutoCloseable {
         this.generator = new Generator(runner, source.tokenizer());
     }
 
-    /** Generates a continuation of {@code prompt}; tokens and text stream to {@code listener} (may be null). */
+    /**
+     * Generates a continuation of {@code prompt}; tokens and text stream to {@code listener} (may be null).
+     * With the scheduler module present this goes through {@link #engine()} (started on first use),
+     * so calls from several threads share its steps; without it, the single-sequence
+     * {@link Generator} runs it, one call at a time.
+     */
     public GenerationResult generate(String prompt, GenerationOptions options, TokenListener listener) {
-        return generator.generate(prompt, options, listener == null ? TokenListener.NONE : listener);
+        TokenListener l = listener == null ? TokenListener.NONE : listener;
+        io.modelopt.core.spi.ServingEngine e = engineIfRegistered();
+        if (e != null) return e.generate(prompt, options, l);
+        synchronized (generator) {
+            return generator.generate(prompt, options, l);
+        }
     }
 
     /** Greedy generation of at most {@code maxTokens} tokens. */
@@ -106,16 +118,23 @@ public final class OptimizedModel implements AutoCloseable {
 
     /**
      * The serving engine on this model (the scheduler module's continuous-batching {@code Engine};
-     * cast to it for the full API), started on first use and closed with the model. Its steps and
-     * {@link #generate} share the runner: use one or the other at a time.
+     * cast to it for the full API), started on first use and closed with the model; {@link #generate}
+     * runs on it.
      *
      * @throws IllegalStateException if no engine module is on the class or module path
      */
     public synchronized io.modelopt.core.spi.ServingEngine engine() {
-        if (engine == null) {
-            var provider = ServiceLoader.load(io.modelopt.core.spi.EngineProvider.class).findFirst()
-                    .orElseThrow(() -> new IllegalStateException("no serving engine is registered (add the io.modelopt:modelopt-scheduler module)"));
-            engine = provider.start(this);
+        io.modelopt.core.spi.ServingEngine e = engineIfRegistered();
+        if (e == null) throw new IllegalStateException("no serving engine is registered (add the io.modelopt:modelopt-scheduler module)");
+        return e;
+    }
+
+    /** The engine, started on first use, or null when no engine module is registered. */
+    private synchronized io.modelopt.core.spi.ServingEngine engineIfRegistered() {
+        if (engine == null && !noEngine) {
+            var provider = ServiceLoader.load(io.modelopt.core.spi.EngineProvider.class).findFirst();
+            if (provider.isEmpty()) noEngine = true;
+            else engine = provider.get().start(this);
         }
         return engine;
     }

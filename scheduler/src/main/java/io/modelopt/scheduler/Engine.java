@@ -219,10 +219,19 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
      */
     @Override public io.modelopt.core.generate.GenerationResult generate(String prompt, GenerationOptions options, TokenListener listener) {
         TokenListener l = listener == null ? TokenListener.NONE : listener;
+        int[] promptIds = tokenizer.encode(prompt, true, true);
+        // as Generator: a budget past the context ends as CONTEXT_FULL where submit() would refuse it
+        int room = contextLength - promptIds.length;
+        if (room <= 0) throw new IllegalArgumentException("the prompt has " + promptIds.length + " tokens but the context length is " + contextLength);
+        boolean clamped = options.maxTokens() > room;
+        GenerationOptions o = clamped
+                ? GenerationOptions.builder().maxTokens(room).sampling(options.sampling()).stopStrings(options.stopStrings()).build()
+                : options;
+        java.util.function.Function<FinishReason, FinishReason> reason = f -> clamped && f == FinishReason.MAX_TOKENS ? FinishReason.CONTEXT_FULL : f;
         java.util.concurrent.CountDownLatch delivered = new java.util.concurrent.CountDownLatch(1);
-        RequestHandle h = submit(EngineRequest.builder().prompt(prompt).options(options).build(), new EngineListener() {
+        RequestHandle h = submit(EngineRequest.builder().promptTokens(promptIds).options(o).build(), new EngineListener() {
             @Override public void onToken(TokenEvent e) {
-                if (e.isFinish()) l.onFinish(e.text(), e.finishReason());
+                if (e.isFinish()) l.onFinish(e.text(), reason.apply(e.finishReason()));
                 else l.onToken(e.tokenId(), e.text());
             }
 
@@ -235,6 +244,7 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
             r = h.await();
             delivered.await(); // the listener has seen every token before this returns, as with Generator
         } catch (InterruptedException e) {
+            h.cancel();
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while waiting for the engine; the request was cancelled", e);
         } catch (java.util.concurrent.ExecutionException e) {
@@ -244,9 +254,8 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
         long[] t = c.tokenNanos();
         long[] decode = new long[Math.max(0, t.length - 1)];
         for (int i = 1; i < t.length; i++) decode[i - 1] = t[i] - t[i - 1];
-        int[] promptIds = tokenizer.encode(prompt, true, true);
         var timings = new io.modelopt.core.generate.GenerationTimings(r.promptTokens(), 0, Math.max(0, r.ttftNanos() - r.queueNanos()), Math.max(0, r.ttftNanos()), decode);
-        return new io.modelopt.core.generate.GenerationResult(promptIds, c.tokenIds(), c.text(), c.finishReason(), timings);
+        return new io.modelopt.core.generate.GenerationResult(promptIds, c.tokenIds(), c.text(), reason.apply(c.finishReason()), timings);
     }
 
     /** Blocks in use and free in the KV pool, counted on the step loop's last step. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.modelopt.core.ModelOptimizer;
 import io.modelopt.core.OptimizedModel;
 import io.modelopt.core.generate.GenerationOptions;
+import io.modelopt.core.generate.Generator;
 import io.modelopt.core.generate.TokenListener;
 import io.modelopt.core.json.Json;
 import io.modelopt.core.kv.KvDtype;
@@ -17,8 +18,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Greedy output through the server, plain and streamed, is what {@code OptimizedModel.generate}
- * (the single-sequence generator behind {@code ./modelopt generate}) gives for the same prompt.
+ * Greedy output through the server, plain and streamed, is what the single-sequence
+ * {@code Generator} (on a contiguous KV cache, no engine) gives for the same prompt.
  */
 class SameOutputTest {
     static final List<String> PROMPTS = List.of("Once upon a time", "The little dog", "Lily and Tom went to the park. They", "One day");
@@ -31,7 +32,9 @@ class SameOutputTest {
         GenerationOptions greedy = GenerationOptions.builder().maxTokens(40).build();
         String[] expected = new String[PROMPTS.size()];
         try (OptimizedModel model = ModelOptimizer.load(file).withKvCache(KvDtype.F32).withThreads(2).build()) {
-            for (int i = 0; i < expected.length; i++) expected[i] = model.generate(PROMPTS.get(i), greedy, TokenListener.NONE).text();
+            try (Generator g = new Generator(model.runner(), model.tokenizer())) {
+                for (int i = 0; i < expected.length; i++) expected[i] = g.generate(PROMPTS.get(i), greedy, TokenListener.NONE).text();
+            }
         }
         try (TestServer ts = TestServer.start(file)) {
             for (int i = 0; i < expected.length; i++) {

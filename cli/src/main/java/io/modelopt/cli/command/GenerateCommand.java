@@ -8,11 +8,12 @@ import io.modelopt.core.engine.RunnerOptions;
 import io.modelopt.core.generate.GenerationOptions;
 import io.modelopt.core.generate.GenerationResult;
 import io.modelopt.core.generate.GenerationTimings;
-import io.modelopt.core.generate.Generator;
 import io.modelopt.core.generate.TokenListener;
 import io.modelopt.core.kv.KvBudget;
 import io.modelopt.core.kv.KvDtype;
 import io.modelopt.core.sampling.SamplingParams;
+import io.modelopt.scheduler.Engine;
+import io.modelopt.scheduler.EngineConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -20,9 +21,16 @@ import java.util.Set;
 
 /**
  * {@code modelopt generate --model MODEL --prompt TEXT ...}: streams the generated continuation
- * of the prompt to stdout as it is produced, then one stats line to stderr.
+ * of the prompt to stdout as it is produced, then one stats line to stderr. It runs through the
+ * continuous-batching {@link Engine} with one seat, its KV cache paged over blocks for the context
+ * length (or the {@code --kv-budget} plan), and a token budget that prefills a prompt of up to
+ * {@value #PREFILL_TOKENS} tokens in one batch, as the single-sequence {@code Generator} does: the
+ * same kernels on the same rows, so the same text (a test compares them).
  */
 public final class GenerateCommand implements Command {
+    /** Tokens per step: the runner's default batch, so a prompt prefills in one forward up to this length. */
+    static final int PREFILL_TOKENS = 512;
+
     @Override public String name() { return "generate"; }
 
     @Override public String summary() { return "generate text from a prompt, streamed to stdout"; }
@@ -82,10 +90,12 @@ public final class GenerateCommand implements Command {
             KvBudget.Plan plan = CommandOptions.kvPlan(args, m.config(), kv, ctx);
             if (!backend.kvDtypes().contains(kv)) throw new Args.UsageException("--kv-cache " + kv.cliName() + ": backend " + backend.name() + " supports " + backend.kvDtypes());
             if (plan != null) err.println(plan); // the budget's blocks (stderr keeps the stats line alone otherwise)
-            RunnerOptions ro = RunnerOptions.builder().threads(threads).kvDtype(kv).contextLength(ctx).maxLogitsRows(1).build();
-            try (ModelRunner runner = backend.load(m.source(), ro); Generator g = new Generator(runner, m.tokenizer())) {
+            RunnerOptions ro = RunnerOptions.builder().threads(threads).kvDtype(kv).contextLength(ctx).maxLogitsRows(1).maxBatchTokens(PREFILL_TOKENS).build();
+            EngineConfig.Builder ec = EngineConfig.builder().maxNumSeqs(1).maxWaiting(1).maxBatchedTokens(PREFILL_TOKENS).prefixCaching(false);
+            if (plan != null) ec.kvBlocks(plan.numBlocks()).kvBlockSize(plan.blockSize());
+            try (ModelRunner runner = backend.load(m.source(), ro); Engine engine = Engine.start(runner, m.tokenizer(), ec.build(), null)) {
                 if (args.has("echo")) out.print(prompt);
-                GenerationResult r = g.generate(prompt, options, TokenListener.text(s -> {
+                GenerationResult r = engine.generate(prompt, options, TokenListener.text(s -> {
                     out.print(s);
                     out.flush();
                 }));

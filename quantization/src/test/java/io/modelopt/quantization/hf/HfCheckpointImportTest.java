@@ -225,6 +225,9 @@ class HfCheckpointImportTest {
                 }
             }
             assertArrayEquals(expected, logits(s), "logits of the imported checkpoint vs the in-memory model of the same codes");
+            // evaluate's bits per weight count the imported linears (their main tensors are qweight / weight_packed)
+            double imported = io.modelopt.core.eval.WeightStats.of(s).blockLinearBitsPerWeight(), inMemory = io.modelopt.core.eval.WeightStats.of(m).blockLinearBitsPerWeight();
+            assertTrue(imported > 0 && Math.abs(imported - inMemory) < 0.1, "block-linear bits per weight: imported " + imported + ", in memory " + inMemory);
         }
     }
 
