@@ -261,6 +261,9 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
     /** Blocks in use and free in the KV pool, counted on the step loop's last step. */
     public int kvBlocksUsed() { return metrics.kvBlocksUsed; }
 
+    /** Blocks of the KV pool in all, fixed at start (unlike the gauges, known before the first step). */
+    public int kvPoolBlocks() { return blocks.numBlocks(); }
+
     public boolean isClosed() { return stopped; }
 
     /**

@@ -276,9 +276,9 @@ abstract class GenerationEndpoint {
         }
         if (p.maxTokens() == null) {
             // the default also fits the KV pool (a --kv-budget may hold less than one full context), as vLLM caps it
-            var m = engine.metrics();
-            long poolTokens = (long) (m.kvBlocksUsed() + m.kvBlocksFree()) * engine.config().kvBlockSize();
-            long room = Math.min(ctx, poolTokens > 0 ? poolTokens : ctx) - promptLength;
+            // (the pool's size, not the gauges: those are counted by the step loop, and read 0 before its first step)
+            long poolTokens = (long) engine.kvPoolBlocks() * engine.config().kvBlockSize();
+            long room = Math.min(ctx, poolTokens) - promptLength;
             return (int) Math.max(1, Math.min(fallback, room));
         }
         if ((long) promptLength + p.maxTokens() > ctx) {
