@@ -224,9 +224,7 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
         int room = contextLength - promptIds.length;
         if (room <= 0) throw new IllegalArgumentException("the prompt has " + promptIds.length + " tokens but the context length is " + contextLength);
         boolean clamped = options.maxTokens() > room;
-        GenerationOptions o = clamped
-                ? GenerationOptions.builder().maxTokens(room).sampling(options.sampling()).stopStrings(options.stopStrings()).build()
-                : options;
+        GenerationOptions o = clamped ? options.withMaxTokens(room) : options;
         java.util.function.Function<FinishReason, FinishReason> reason = f -> clamped && f == FinishReason.MAX_TOKENS ? FinishReason.CONTEXT_FULL : f;
         java.util.concurrent.CountDownLatch delivered = new java.util.concurrent.CountDownLatch(1);
         RequestHandle h = submit(EngineRequest.builder().promptTokens(promptIds).options(o).build(), new EngineListener() {

@@ -28,6 +28,9 @@ public record GenerationOptions(int maxTokens, SamplingParams sampling, List<Str
 
     public static GenerationOptions defaults() { return builder().build(); }
 
+    /** These options with another token budget. */
+    public GenerationOptions withMaxTokens(int maxTokens) { return new GenerationOptions(maxTokens, sampling, stopStrings); }
+
     public static Builder builder() { return new Builder(); }
 
     /** Defaults: 128 tokens, greedy, no stop strings. */
