@@ -1,6 +1,7 @@
 /** Quantizers (RTN, GPTQ, AWQ, AWQ then GPTQ), layer policy, our INT formats, GGUF quantization, HF export and import. */
 module io.modelopt.quantization {
     requires transitive io.modelopt.core;
+    requires jdk.incubator.vector; // the AWQ clip search's double kernel (CandidateErrors)
     exports io.modelopt.quantization;
     exports io.modelopt.quantization.gguf;
     exports io.modelopt.quantization.format;

@@ -60,7 +60,7 @@ public final class ReportCommand implements Command {
                                            3 INT4 g128 (--method), 4 stage 3's weights + INT8 KV + the engine
                                            (continuous batching, prefix caching)
                   --method M             stages 3-4's INT4 method: %s
-                                         (default gptq when its quantizer is in the build, else awq, else rtn)
+                                         (default awq when its quantizer is in the build, else gptq, else rtn)
                   --bits B               bits of stage 3's weights for rtn/awq/gptq (default 4)
                   --group-size G         their group size (default 128; must divide the rows: checked before any stage runs)
                   --concurrent-gen-tokens N  tokens each of the 8 concurrent requests generates (default %d)

@@ -18,7 +18,7 @@ import java.util.Objects;
  * @param evalWindows    evaluation windows (0: all windows of --text; without it the default 4)
  * @param out            folder for report.csv, report.json, report.svg
  * @param json           an extra copy of the JSON, or null
- * @param method         stage 3's method, or null for the default (GPTQ when its quantizer is registered, else AWQ, else RTN)
+ * @param method         stage 3's method, or null for the default (AWQ when its quantizer is registered, else GPTQ, else RTN)
  * @param int4Bits       bits of stage 3's weights (rtn/awq/gptq; 4 by default)
  * @param int4GroupSize  its group size (128 by default; {@code QuantizationSpec.PER_CHANNEL} for one scale per row)
  * @param calibSamples   calibration sequences (0: the default, 16, or on the built-in model {@link #SYNTHETIC_CALIB_SAMPLES})

@@ -66,16 +66,12 @@ final class StageModels implements AutoCloseable {
     }
 
     /**
-     * Stage 3's method when {@code --method} is not given: GPTQ, when a registered quantizer
-     * implements it; else AWQ; else RTN. GPTQ first, although the issue names AWQ, because our
-     * AWQ's scale search (20 block forwards per scaling group) took ~40 s per block of the
-     * built-in model on 2 cores, ~8 minutes for stage 3, where GPTQ's whole calibration took
-     * 80–100 s and the report must finish within 5 minutes; GPTQ also measured the lower KL on
-     * brown-llama (docs/QUANTIZATION.md). {@code --method awq} runs AWQ.
+     * Stage 3's method when {@code --method} is not given: AWQ (the INT4 AWQ of the comparison the
+     * report exists for), when a registered quantizer implements it; else GPTQ; else RTN.
      */
     static Int4Method defaultMethod() {
-        if (quantizerFor(QuantizationSpec.gptq().build()).isPresent()) return Int4Method.GPTQ;
         if (quantizerFor(QuantizationSpec.awq().build()).isPresent()) return Int4Method.AWQ;
+        if (quantizerFor(QuantizationSpec.gptq().build()).isPresent()) return Int4Method.GPTQ;
         return Int4Method.RTN;
     }
 
@@ -193,8 +189,8 @@ final class StageModels implements AutoCloseable {
         if (stage == Stage.INT8) return new StageModel(quantize(spec, progress), kv, List.of(), true);
         if (int4 != null) return new StageModel(int4, kv, List.of("the weights of stage 3 (quantized once, see its notes)"), false);
         List<String> notes = new ArrayList<>();
-        if (methodDefaulted && method != Int4Method.GPTQ) {
-            notes.add("GPTQ has no quantizer in this build, so stage 3 uses " + method.key() + " (the first available of gptq, awq, rtn)");
+        if (methodDefaulted && method != Int4Method.AWQ) {
+            notes.add("AWQ has no quantizer in this build, so stage 3 uses " + method.key() + " (the first available of awq, gptq, rtn)");
         }
         if (calib != null && !method.calibrated()) notes.add("--calib is not used by " + method.key() + " (it needs no calibration)");
         Path tokens = null;

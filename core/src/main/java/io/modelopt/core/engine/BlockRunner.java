@@ -40,6 +40,15 @@ public interface BlockRunner {
     }
 
     /**
+     * One residual half of {@code block} over {@code in} into {@code out} (they may be the same
+     * array): {@code forwardPart(b, ATTENTION, …)} then {@code forwardPart(b, MLP, …)} on its result
+     * equals {@link #forwardBlock}, bit for bit. The difference of two calls' outputs on the same
+     * input is the difference of the attention's (or the MLP's) outputs, the residual cancelling.
+     * The observer sees the part's linear inputs.
+     */
+    void forwardPart(int block, BlockPart part, Batch batch, float[] in, float[] out, WeightSubstitution weights);
+
+    /**
      * The final norm and the classifier over the rows of {@code hidden} whose tokens want logits
      * (the observer sees {@link LinearInput#OUTPUT}); a view valid until the runner's next call.
      */

@@ -48,19 +48,15 @@ public final class AwqBlockMethod implements BlockMethod, AutoCloseable {
     private Arena outputArena;
 
     /**
+     * @param gptq    GPTQ's settings for {@code awq+gptq} (GPTQ's rounding instead of the clip search and RTN), or null for AWQ
+     * @param pool    runs the searches' products
      * @param tensors the float model's tensors by name, row-major F32 (the norms AWQ folds into)
      */
-    public AwqBlockMethod(AwqConfig config, Function<String, float[]> tensors) {
-        this(config, null, null, tensors);
-    }
-
-    /** AWQ's scales, then GPTQ's rounding with {@code gptq} on {@code pool} (method {@code awq+gptq}). */
     public AwqBlockMethod(AwqConfig config, GptqConfig gptq, ComputePool pool, Function<String, float[]> tensors) {
         this.config = Objects.requireNonNull(config, "config");
         this.tensors = Objects.requireNonNull(tensors, "tensors");
         this.gptq = gptq;
-        this.pool = pool;
-        if (gptq != null) Objects.requireNonNull(pool, "pool");
+        this.pool = Objects.requireNonNull(pool, "pool");
     }
 
     @Override public String name() { return gptq == null ? "awq" : "awq+gptq"; }
@@ -68,7 +64,9 @@ public final class AwqBlockMethod implements BlockMethod, AutoCloseable {
     @Override public InputStatistics statistics(int block, LinearInput input, int cols) {
         if (input == LinearInput.OUTPUT) return null;
         ActivationSummary a = new ActivationSummary(cols, config.clipSampleTokens());
-        return gptq == null ? a : new WithHessian(a, new HessianAccumulator(pool, cols));
+        // GPTQ needs every input's Hessian; AWQ's own loss for o and down (modules of one linear) reads their inputs' Gram matrix
+        boolean hessian = gptq != null || input == LinearInput.ATTN_OUTPUT || input == LinearInput.DOWN;
+        return hessian ? new WithHessian(a, new HessianAccumulator(pool, cols)) : a;
     }
 
     /** AWQ's summary and GPTQ's Hessian of one input, fed together. */
@@ -87,8 +85,15 @@ public final class AwqBlockMethod implements BlockMethod, AutoCloseable {
         return s instanceof WithHessian w ? w.summary() : (ActivationSummary) s;
     }
 
+    /** The Hessian ({@code 2XᵀX/T}) of {@code input} in {@code ctx}. */
+    static HessianAccumulator hessian(BlockContext ctx, LinearInput input) {
+        if (ctx.statistics(input) instanceof WithHessian w) return w.hessian();
+        throw new IllegalStateException("no Gram matrix was collected for " + input);
+    }
+
     @Override public BlockResult quantizeBlock(BlockContext ctx) {
-        AwqScaler.ScaledBlock scaled = AwqScaler.scale(ctx, config, tensors);
+        AwqScaler.ScaledBlock scaled = AwqScaler.scale(ctx, config, tensors, pool);
+        Map<String, ClipSearch.Inputs> clipInputs = new java.util.HashMap<>();
         if (outputArena != null) outputArena.close();
         outputArena = Arena.ofShared();
         Map<Linear, PackedIntTensors> quantized = new EnumMap<>(Linear.class);
@@ -119,10 +124,14 @@ public final class AwqBlockMethod implements BlockMethod, AutoCloseable {
                 ctx.phase("clip " + l.tensorName(ctx.block()));
                 ActivationSummary a = summary(ctx, l.input());
                 if (a != null && a.sampledTokens() > 0) {
-                    float[] x = a.sample();
                     float[] s = scaled.columnScales().get(l);
-                    if (s != null) ScaleFold.unscaleColumns(x, a.sampledTokens(), f.cols(), s); // the folded model's input: x / s
-                    ClipSearch.apply(w, f.rows(), f.cols(), x, a.sampledTokens(), scheme, config.clipGrid(), config.maxShrink());
+                    // gate and up share their input and its scales: its Gram matrices are made once
+                    ClipSearch.Inputs in = clipInputs.computeIfAbsent(l.input() + "/" + scheme.groupSize(f.cols()), key -> {
+                        float[] x = a.sample();
+                        if (s != null) ScaleFold.unscaleColumns(x, a.sampledTokens(), f.cols(), s); // the folded model's input: x / s
+                        return ClipSearch.Inputs.of(x, a.sampledTokens(), f.cols(), scheme.groupSize(f.cols()), pool);
+                    });
+                    ClipSearch.apply(w, f.rows(), f.cols(), in, scheme, config.clipGrid(), config.maxShrink(), pool);
                 }
             }
             ctx.phase("quantize " + l.tensorName(ctx.block()));

@@ -44,7 +44,7 @@ public final class AwqQuantizer extends CalibratedModelQuantizer {
         AwqConfig config = AwqConfig.defaults();
         AwqBlockMethod m = spec.method().equals("awq+gptq")
                 ? new AwqBlockMethod(config, GptqQuantizer.config(spec), pool, name -> read(source, name))
-                : new AwqBlockMethod(config, name -> read(source, name));
+                : new AwqBlockMethod(config, null, pool, name -> read(source, name));
         METHOD.set(m);
         return m;
     }

@@ -1,7 +1,10 @@
 package io.modelopt.quantization.awq;
 
+import io.modelopt.core.engine.BlockPart;
 import io.modelopt.core.engine.Linear;
 import io.modelopt.core.engine.WeightSubstitution;
+import io.modelopt.core.kernel.ComputePool;
+import io.modelopt.core.kernel.MatMul;
 import io.modelopt.core.kernel.WeightMatrix;
 import io.modelopt.core.tensor.GgmlType;
 import io.modelopt.core.tensor.TensorData;
@@ -17,18 +20,28 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * AWQ's scale step for one block (AutoAWQ's {@code auto_scale} then {@code apply_scale}): for each
  * {@link ScalingGroup} the plan fully quantizes, searches α ({@link ScaleSearch}) with the
- * group's linears replaced by {@link FakeQuant#scaled} candidates and the block's output MSE
- * over the calibration set as the loss (the other linears float, as AutoAWQ searches each group
- * on the float block), then folds every group's scales into the weights and norms.
+ * group's linears replaced by {@link FakeQuant#scaled} candidates, the other linears float (as
+ * AutoAWQ searches each group on the float block), then folds every group's scales into the
+ * weights and norms.
  *
- * <p>The loss is the block's output, where AutoAWQ measures the group's module (attention, MLP,
- * o or down alone): the block runner runs blocks, and the block output is what the next block sees.
+ * <p>The loss is AutoAWQ's: the mean squared error of the output of the module the group feeds
+ * ({@code module2inspect}) over the calibration set.
+ * <ul>
+ *   <li>q/k/v: the attention's output, one {@link BlockPart#ATTENTION} pass per candidate (the
+ *       residual added to both outputs cancels in the difference);
+ *   <li>gate/up: the MLP's output, one {@link BlockPart#MLP} pass from the float attention's output;
+ *   <li>o and down, modules of one linear: {@code (1/rows) Σ_r Δw_r (XᵀX/T) Δw_rᵀ} with
+ *       {@code ΔW = candidate − W}, from the input's Gram matrix (the Hessian GPTQ accumulates) as
+ *       one GEMM of {@code rows × cols²}: the same number as the tokens' errors in exact arithmetic,
+ *       at a cost that does not grow with the calibration set.
+ * </ul>
  */
 final class AwqScaler {
     private static final Logger LOG = LoggerFactory.getLogger(AwqScaler.class);
@@ -42,7 +55,7 @@ final class AwqScaler {
     record ScaledBlock(Map<Linear, FloatWeight> weights, Map<Linear, float[]> columnScales, Map<Linear, float[]> rowScales,
                        Map<String, float[]> norms, Map<ScalingGroup, ScaleSearch.Result> chosen) {}
 
-    static ScaledBlock scale(BlockContext ctx, AwqConfig config, Function<String, float[]> tensors) {
+    static ScaledBlock scale(BlockContext ctx, AwqConfig config, Function<String, float[]> tensors, ComputePool pool) {
         int block = ctx.block();
         Map<Linear, FloatWeight> w = new EnumMap<>(Linear.class);
         for (Linear l : ctx.quantizedLinears()) w.put(l, ctx.weights(l));
@@ -57,13 +70,13 @@ final class AwqScaler {
             if (ctx.statistics(g.input()) == null) continue;
             groups.add(g);
         }
-        List<float[]> reference = ctx.outputs(WeightSubstitution.NONE);
+        Losses losses = new Losses(ctx, w, pool);
         Map<ScalingGroup, ScaleSearch.Result> chosen = new LinkedHashMap<>();
         for (ScalingGroup g : groups) {
             ctx.phase("search " + g);
             float[] mean = AwqBlockMethod.summary(ctx, g.input()).meanAbs();
             float[] wMean = config.duoScaling() ? weightMean(ctx, g, w) : null;
-            ScaleSearch.Result r = ScaleSearch.search(mean, wMean, config.scaleGrid(), s -> loss(ctx, g, w, s, reference));
+            ScaleSearch.Result r = ScaleSearch.search(mean, wMean, config.scaleGrid(), losses.of(g));
             LOG.debug("block {} {}: alpha {} loss {}", block, g, r.alpha(), r.loss());
             chosen.put(g, r);
         }
@@ -114,28 +127,100 @@ final class AwqScaler {
         return m;
     }
 
-    /** Block-output MSE with the group's linears replaced by their fake-quantized scaled candidates. */
-    private static double loss(BlockContext ctx, ScalingGroup g, Map<Linear, FloatWeight> w, float[] s, List<float[]> reference) {
-        try (Arena arena = Arena.ofShared()) { // shared: the compute pool's workers read it
-            Map<Linear, WeightMatrix> subst = new EnumMap<>(Linear.class);
-            for (Linear l : g.linears()) {
-                FloatWeight f = w.get(l);
-                IntScheme scheme = ctx.scheme(l);
-                subst.put(l, f32(arena, f.name(), FakeQuant.scaled(f.data(), f.rows(), f.cols(), s, scheme), f.rows(), f.cols()));
-            }
-            int block = ctx.block();
-            List<float[]> out = ctx.outputs((layer, linear, original) -> layer == block && subst.containsKey(linear) ? subst.get(linear) : original);
-            double sum = 0;
-            long n = 0;
-            for (int b = 0; b < out.size(); b++) {
-                float[] y = out.get(b), r = reference.get(b);
-                for (int i = 0; i < y.length; i++) {
-                    double d = (double) y[i] - r[i];
-                    sum += d * d;
+    /** The module-output losses of one block's groups, with the float references computed once. */
+    private static final class Losses {
+        private final BlockContext ctx;
+        private final Map<Linear, FloatWeight> w;
+        private final ComputePool pool;
+        private List<float[]> attention, block, outputs;
+        private final Map<Linear, float[]> candidates = new EnumMap<>(Linear.class);
+
+        Losses(BlockContext ctx, Map<Linear, FloatWeight> w, ComputePool pool) {
+            this.ctx = ctx;
+            this.w = w;
+            this.pool = pool;
+        }
+
+        ToDoubleFunction<float[]> of(ScalingGroup g) {
+            return switch (g.input()) {
+                case QKV -> s -> part(g, s, BlockPart.ATTENTION, ctx.inputs(), attention());
+                case GATE_UP -> s -> part(g, s, BlockPart.MLP, attention(), block());
+                case ATTN_OUTPUT, DOWN -> linear(g);
+                default -> throw new IllegalArgumentException("no AWQ loss for a group reading " + g.input());
+            };
+        }
+
+        /** The float attention part's outputs (the MLP part's inputs). */
+        private List<float[]> attention() {
+            if (attention == null) attention = ctx.outputs(BlockPart.ATTENTION, ctx.inputs(), WeightSubstitution.NONE);
+            return attention;
+        }
+
+        private List<float[]> block() {
+            if (block == null) block = ctx.outputs(BlockPart.MLP, attention(), WeightSubstitution.NONE);
+            return block;
+        }
+
+        /** MSE of {@code part}'s output with the group's linears replaced by their fake-quantized scaled candidates. */
+        private double part(ScalingGroup g, float[] s, BlockPart part, List<float[]> in, List<float[]> reference) {
+            try (Arena arena = Arena.ofShared()) { // shared: the compute pool's workers read it
+                Map<Linear, WeightMatrix> subst = new EnumMap<>(Linear.class);
+                for (Linear l : g.linears()) {
+                    FloatWeight f = w.get(l);
+                    float[] q = candidate(l, f.data().length);
+                    FakeQuant.scaled(f.data(), f.rows(), f.cols(), s, ctx.scheme(l), q, pool);
+                    subst.put(l, f32(arena, f.name(), q, f.rows(), f.cols()));
                 }
-                n += y.length;
+                int layer = ctx.block();
+                if (outputs == null) {
+                    outputs = new ArrayList<>();
+                    for (float[] x : in) outputs.add(new float[x.length]);
+                }
+                ctx.outputs(part, in, outputs, (b, linear, original) -> b == layer && subst.containsKey(linear) ? subst.get(linear) : original);
+                double sum = 0;
+                long n = 0;
+                for (int b = 0; b < in.size(); b++) {
+                    float[] y = outputs.get(b), r = reference.get(b);
+                    for (int i = 0; i < r.length; i++) {
+                        double d = (double) y[i] - r[i];
+                        sum += d * d;
+                    }
+                    n += r.length;
+                }
+                return sum / n;
             }
-            return sum / n;
+        }
+
+        /** The one linear's output MSE from its input's Gram matrix, {@code (1/rows) Σ_r Δw_r G Δw_rᵀ}. */
+        private ToDoubleFunction<float[]> linear(ScalingGroup g) {
+            Linear l = g.linears().getFirst();
+            FloatWeight f = w.get(l);
+            int rows = f.rows(), cols = f.cols();
+            double[] h = AwqBlockMethod.hessian(ctx, g.input()).hessian(); // 2XᵀX/T
+            float[] gram = new float[h.length];
+            for (int i = 0; i < h.length; i++) gram[i] = (float) (h[i] / 2);
+            h = null;
+            float[] product = new float[cols * rows];
+            IntScheme scheme = ctx.scheme(l);
+            return s -> {
+                float[] delta = candidate(l, f.data().length);
+                FakeQuant.scaled(f.data(), rows, cols, s, scheme, delta, pool);
+                for (int i = 0; i < f.data().length; i++) delta[i] -= f.data()[i];
+                try (Arena arena = Arena.ofShared()) {
+                    // product[t·rows + r] = Σ_k ΔW[r][k]·G[t][k] = (ΔW·G)[r][t], G symmetric
+                    MatMul.matmul(pool, f32(arena, f.name(), delta, rows, cols), gram, cols, product);
+                }
+                double sum = 0;
+                for (int t = 0; t < cols; t++) {
+                    for (int r = 0; r < rows; r++) sum += (double) product[t * rows + r] * delta[r * cols + t];
+                }
+                return sum / rows;
+            };
+        }
+
+        /** The candidate buffer of {@code l}, reused across α (the search allocates nothing per candidate the size of a matrix). */
+        private float[] candidate(Linear l, int length) {
+            return candidates.computeIfAbsent(l, k -> new float[length]);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.modelopt.quantization.awq;
 
+import io.modelopt.core.kernel.ComputePool;
 import io.modelopt.quantization.format.IntRow;
 import io.modelopt.quantization.format.IntScheme;
 import io.modelopt.quantization.rtn.RtnQuantizer;
@@ -27,11 +28,32 @@ public final class FakeQuant {
      * folded weight expressed in the original input basis (so the model's own norm can stay).
      */
     public static float[] scaled(float[] w, int rows, int cols, float[] sc, IntScheme s) {
-        float[] x = w.clone();
-        ScaleFold.scaleColumns(x, rows, cols, sc);
-        float[] q = matrix(x, rows, cols, s);
-        ScaleFold.unscaleColumns(q, rows, cols, sc);
-        return q;
+        float[] out = new float[w.length];
+        scaled(w, rows, cols, sc, s, out, null);
+        return out;
+    }
+
+    /**
+     * {@link #scaled(float[], int, int, float[], IntScheme)} into {@code out}, rows in parallel on
+     * {@code pool} (null: this thread); each row is scaled, quantized and unscaled on its own, so
+     * the search's candidates allocate nothing the size of the matrix.
+     */
+    public static void scaled(float[] w, int rows, int cols, float[] sc, IntScheme s, float[] out, ComputePool pool) {
+        if (w.length != (long) rows * cols || out.length < w.length || sc.length != cols) {
+            throw new IllegalArgumentException(rows + " x " + cols + " weights in " + w.length + " floats, output " + out.length + ", scales " + sc.length);
+        }
+        ComputePool.RangeTask task = (start, end, worker) -> {
+            float[] x = new float[cols];
+            IntRow row = new IntRow(s, cols);
+            for (int r = start; r < end; r++) {
+                int o = r * cols;
+                for (int c = 0; c < cols; c++) x[c] = w[o + c] * sc[c];
+                RtnQuantizer.quantizeRow(x, 0, cols, s, false, row);
+                for (int c = 0; c < cols; c++) out[o + c] = row.value(c) / sc[c];
+            }
+        };
+        if (pool == null || pool.threads() == 1) task.run(0, rows, 0);
+        else pool.parallelFor(rows, task);
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.modelopt.quantization.calib;
 
 import io.modelopt.core.engine.Batch;
+import io.modelopt.core.engine.BlockPart;
 import io.modelopt.core.engine.BlockRunner;
 import io.modelopt.core.engine.Linear;
 import io.modelopt.core.engine.LinearInput;
@@ -99,6 +100,27 @@ public final class BlockContext {
         for (float[] in : inputs) out.add(new float[in.length]);
         owner.runBlock(block, inputs, out, weights, (input, cols) -> null);
         return out;
+    }
+
+    /**
+     * One part of the block over {@code in} (per batch, the hidden states entering the part: the
+     * block's {@link #inputs()} for {@link BlockPart#ATTENTION}, the attention part's outputs for
+     * {@link BlockPart#MLP}) with {@code weights}; AWQ's module-level loss.
+     */
+    public List<float[]> outputs(BlockPart part, List<float[]> in, WeightSubstitution weights) {
+        List<float[]> out = new ArrayList<>();
+        for (float[] x : in) out.add(new float[x.length]);
+        outputs(part, in, out, weights);
+        return out;
+    }
+
+    /** As {@link #outputs(BlockPart, List, WeightSubstitution)} into {@code out} (per batch, arrays at least as long as the inputs). */
+    public void outputs(BlockPart part, List<float[]> in, List<float[]> out, WeightSubstitution weights) {
+        java.util.Objects.requireNonNull(part, "part");
+        if (in.size() != batches.size() || out.size() != batches.size()) {
+            throw new IllegalArgumentException(in.size() + " inputs and " + out.size() + " outputs for " + batches.size() + " batches");
+        }
+        owner.runBlock(block, part, in, out, weights, (input, cols) -> null);
     }
 
     /** Reports a phase of this block ({@code "collect"}, {@code "search"}, {@code "quantize attn_q"}) to the progress listener. */

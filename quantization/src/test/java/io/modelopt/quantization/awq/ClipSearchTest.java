@@ -3,21 +3,30 @@ package io.modelopt.quantization.awq;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.modelopt.core.kernel.ComputePool;
 import io.modelopt.quantization.format.IntScheme;
 import java.util.Random;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
-/** AutoAWQ's clip search against a float64 transcription of {@code _compute_best_clip}. */
+/**
+ * AutoAWQ's clip search against a float64 transcription of {@code _compute_best_clip}: with more
+ * sampled tokens than a group has columns (the Gram-matrix path) and with fewer (tokens summed directly).
+ */
 class ClipSearchTest {
-    @Test void chosenMaximaMatchFloat64Reference() {
-        int rows = 16, cols = 128, tokens = 64;
+    @ParameterizedTest(name = "{0} tokens") @ValueSource(ints = {64, 20})
+    void chosenMaximaMatchFloat64Reference(int tokens) {
+        int rows = 16, cols = 128;
         IntScheme s = new IntScheme(3, 32, false, IntScheme.ScaleType.F32);
         Random rnd = new Random(5);
         float[] w = new float[rows * cols], x = new float[tokens * cols];
         for (int i = 0; i < w.length; i++) w[i] = (float) (rnd.nextGaussian() * (i % 29 == 0 ? 0.3 : 0.05)); // outliers worth clipping
         for (int i = 0; i < x.length; i++) x[i] = (float) rnd.nextGaussian();
         float[] orig = w.clone();
-        float[] ours = ClipSearch.apply(w, rows, cols, x, tokens, s, 20, 0.5);
+        float[] ours;
+        try (ComputePool pool = new ComputePool(2)) {
+            ours = ClipSearch.apply(w, rows, cols, ClipSearch.Inputs.of(x, tokens, cols, 32, pool), s, 20, 0.5, pool);
+        }
         int gs = 32, shrunk = 0;
         for (int r = 0; r < rows; r++) {
             for (int g = 0; g < cols / gs; g++) {

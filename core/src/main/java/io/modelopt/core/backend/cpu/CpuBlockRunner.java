@@ -1,6 +1,7 @@
 package io.modelopt.core.backend.cpu;
 
 import io.modelopt.core.engine.Batch;
+import io.modelopt.core.engine.BlockPart;
 import io.modelopt.core.engine.BlockRunner;
 import io.modelopt.core.engine.Logits;
 import io.modelopt.core.engine.WeightSubstitution;
@@ -56,6 +57,23 @@ final class CpuBlockRunner implements BlockRunner {
                 ops.ropeAngles(); // embed computes them in a full forward
                 graph.blocks(ops, from, to, true, weights);
             }
+            System.arraycopy(ops.residual(), 0, out, 0, n * hidden);
+        } finally {
+            ops.unbind();
+        }
+    }
+
+    @Override public void forwardPart(int block, BlockPart part, Batch b, float[] in, float[] out, WeightSubstitution weights) {
+        if (block < 0 || block >= graph.numLayers()) throw new IllegalArgumentException("block " + block + " outside the model's " + graph.numLayers() + " blocks");
+        java.util.Objects.requireNonNull(part, "part");
+        check(b, in, out);
+        int n = b.size();
+        ContiguousKvCache kv = part == BlockPart.ATTENTION ? scratchFor(b) : null;
+        ops.bind(b, kv == null ? null : kv.storage(), kv);
+        try {
+            System.arraycopy(in, 0, ops.residual(), 0, n * hidden);
+            if (part == BlockPart.ATTENTION) ops.ropeAngles();
+            graph.blockPart(ops, block, part, weights);
             System.arraycopy(ops.residual(), 0, out, 0, n * hidden);
         } finally {
             ops.unbind();

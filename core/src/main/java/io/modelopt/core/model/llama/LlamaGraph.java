@@ -1,5 +1,6 @@
 package io.modelopt.core.model.llama;
 
+import io.modelopt.core.engine.BlockPart;
 import io.modelopt.core.engine.Linear;
 import io.modelopt.core.engine.LinearInput;
 import io.modelopt.core.engine.WeightSubstitution;
@@ -53,24 +54,50 @@ public final class LlamaGraph {
     public void blocks(LlamaOps ops, int from, int to, boolean oneKvLayer, WeightSubstitution substitution) {
         for (int l = from; l < to; l++) {
             LlamaWeights.Layer w = weights.layer(l);
-            int kvLayer = oneKvLayer ? 0 : l;
             ops.norm(w.attnNorm());
-            ops.observe(l, LinearInput.QKV, Activation.XB);
-            ops.matmul(Activation.XB, weight(substitution, l, Linear.Q, w.wq()), Activation.Q,
-                    weight(substitution, l, Linear.K, w.wk()), Activation.K, weight(substitution, l, Linear.V, w.wv()), Activation.V);
-            ops.biasRopeStore(w.bq(), w.bk(), w.bv(), kvLayer);
-            ops.attention(kvLayer);
-            ops.observe(l, LinearInput.ATTN_OUTPUT, Activation.ATT);
-            ops.matmul(Activation.ATT, weight(substitution, l, Linear.ATTN_OUTPUT, w.wo()), Activation.XB, null, null, null, null);
+            attention(ops, l, w, oneKvLayer ? 0 : l, substitution);
             ops.addThenNorm(w.ffnNorm());
-            ops.observe(l, LinearInput.GATE_UP, Activation.XB);
-            ops.matmul(Activation.XB, weight(substitution, l, Linear.GATE, w.gate()), Activation.HB,
-                    weight(substitution, l, Linear.UP, w.up()), Activation.HB2, null, null);
-            ops.swiglu();
-            ops.observe(l, LinearInput.DOWN, Activation.HB);
-            ops.matmul(Activation.HB, weight(substitution, l, Linear.DOWN, w.down()), Activation.XB, null, null, null, null);
+            mlp(ops, l, w, substitution);
             ops.add();
         }
+    }
+
+    /**
+     * One half of block {@code layer} over X, keys and values to the KV storage's layer 0 (a block
+     * runner's scratch). {@link BlockPart#ATTENTION} then {@link BlockPart#MLP} compute what
+     * {@link #blocks} computes for the block, bit for bit (add then norm is the fused step's arithmetic).
+     */
+    public void blockPart(LlamaOps ops, int layer, BlockPart part, WeightSubstitution substitution) {
+        LlamaWeights.Layer w = weights.layer(layer);
+        if (part == BlockPart.ATTENTION) {
+            ops.norm(w.attnNorm());
+            attention(ops, layer, w, 0, substitution);
+        } else {
+            ops.norm(w.ffnNorm());
+            mlp(ops, layer, w, substitution);
+        }
+        ops.add();
+    }
+
+    /** XB = Wo·attention(q, k, v of XB), the attention module's output. */
+    private void attention(LlamaOps ops, int l, LlamaWeights.Layer w, int kvLayer, WeightSubstitution substitution) {
+        ops.observe(l, LinearInput.QKV, Activation.XB);
+        ops.matmul(Activation.XB, weight(substitution, l, Linear.Q, w.wq()), Activation.Q,
+                weight(substitution, l, Linear.K, w.wk()), Activation.K, weight(substitution, l, Linear.V, w.wv()), Activation.V);
+        ops.biasRopeStore(w.bq(), w.bk(), w.bv(), kvLayer);
+        ops.attention(kvLayer);
+        ops.observe(l, LinearInput.ATTN_OUTPUT, Activation.ATT);
+        ops.matmul(Activation.ATT, weight(substitution, l, Linear.ATTN_OUTPUT, w.wo()), Activation.XB, null, null, null, null);
+    }
+
+    /** XB = Wdown·(silu(Wgate·XB) ⊙ Wup·XB), the MLP's output. */
+    private void mlp(LlamaOps ops, int l, LlamaWeights.Layer w, WeightSubstitution substitution) {
+        ops.observe(l, LinearInput.GATE_UP, Activation.XB);
+        ops.matmul(Activation.XB, weight(substitution, l, Linear.GATE, w.gate()), Activation.HB,
+                weight(substitution, l, Linear.UP, w.up()), Activation.HB2, null, null);
+        ops.swiglu();
+        ops.observe(l, LinearInput.DOWN, Activation.HB);
+        ops.matmul(Activation.HB, weight(substitution, l, Linear.DOWN, w.down()), Activation.XB, null, null, null, null);
     }
 
     /** The final norm and the classifier for the tokens that want logits. */

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.modelopt.core.engine.ActivationObserver;
 import io.modelopt.core.engine.Backend;
 import io.modelopt.core.engine.Batch;
+import io.modelopt.core.engine.BlockPart;
 import io.modelopt.core.engine.BlockRunner;
 import io.modelopt.core.engine.Linear;
 import io.modelopt.core.engine.LinearInput;
@@ -126,6 +127,34 @@ class BlockRunnerTest {
                 for (int l = k; l < n; l++) blocks.forwardBlock(l, batch, hidden, hidden, WeightSubstitution.NONE);
                 assertArrayEquals(full, rows(blocks.logits(batch, hidden, WeightSubstitution.NONE)), "blocks [0, " + k + ") then one by one");
             }
+        }
+    }
+
+    @ParameterizedTest(name = "{0} {1} KV {2}") @MethodSource("cases")
+    void attentionThenMlpPartsEqualTheBlockAndSeeOnlyTheirInputs(String model, KernelMode mode, KvDtype kv) {
+        assumeMode(mode);
+        try (ModelSource src = open(model); ModelRunner runner = load(src, mode, kv)) {
+            Batch batch = calibrationBatch();
+            BlockRunner blocks = runner.blocks();
+            int h = blocks.hiddenSize();
+            float[] hidden = new float[batch.size() * h];
+            blocks.embed(batch, hidden);
+            for (int l = 0; l < blocks.numBlocks(); l++) {
+                float[] whole = new float[hidden.length], mid = new float[hidden.length], parts = new float[hidden.length];
+                blocks.forwardBlock(l, batch, hidden, whole, WeightSubstitution.NONE);
+                Recorder seen = new Recorder();
+                runner.observe(seen);
+                blocks.forwardPart(l, BlockPart.ATTENTION, batch, hidden, mid, WeightSubstitution.NONE);
+                assertEquals(List.of(l + "/QKV", l + "/ATTN_OUTPUT"), seen.order);
+                blocks.forwardPart(l, BlockPart.MLP, batch, mid, parts, WeightSubstitution.NONE);
+                assertEquals(List.of(l + "/QKV", l + "/ATTN_OUTPUT", l + "/GATE_UP", l + "/DOWN"), seen.order);
+                runner.observe(null);
+                assertArrayEquals(whole, parts, "block " + l + ": attention then MLP");
+                assertFalse(java.util.Arrays.equals(hidden, mid), "the attention part changed the residual");
+                hidden = whole;
+            }
+            assertThrows(IllegalArgumentException.class, () -> blocks.forwardPart(blocks.numBlocks(), BlockPart.MLP, batch, new float[batch.size() * h],
+                    new float[batch.size() * h], WeightSubstitution.NONE));
         }
     }
 
