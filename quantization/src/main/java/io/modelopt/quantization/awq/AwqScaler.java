@@ -70,7 +70,16 @@ final class AwqScaler {
             if (ctx.statistics(g.input()) == null) continue;
             groups.add(g);
         }
-        Losses losses = new Losses(ctx, w, pool);
+        int searchBatches = searchBatches(ctx, config.searchTokens());
+        if (block == 0 && searchBatches < ctx.batches().size()) {
+            long all = 0, searched = 0;
+            for (int b = 0; b < ctx.batches().size(); b++) {
+                all += ctx.batches().get(b).size();
+                if (b < searchBatches) searched += ctx.batches().get(b).size();
+            }
+            LOG.info("awq: the alpha search's attention and MLP losses run on the first {} of {} calibration tokens (searchTokens {})", searched, all, config.searchTokens());
+        }
+        Losses losses = new Losses(ctx, w, pool, searchBatches);
         Map<ScalingGroup, ScaleSearch.Result> chosen = new LinkedHashMap<>();
         for (ScalingGroup g : groups) {
             ctx.phase("search " + g);
@@ -105,6 +114,18 @@ final class AwqScaler {
         return new ScaledBlock(folded, colScales, rowScales, norms, chosen);
     }
 
+    /** How many of the first calibration batches hold at most {@code tokens} tokens (at least one; all for 0). */
+    static int searchBatches(BlockContext ctx, int tokens) {
+        int n = ctx.batches().size();
+        if (tokens == 0) return n;
+        long sum = 0;
+        for (int b = 0; b < n; b++) {
+            sum += ctx.batches().get(b).size();
+            if (sum > tokens) return Math.max(1, b);
+        }
+        return n;
+    }
+
     /** AutoAWQ's {@code w_mean}: per input column, the mean over the group's rows of |w| / max |w| of its quantization group. */
     private static float[] weightMean(BlockContext ctx, ScalingGroup g, Map<Linear, FloatWeight> w) {
         int cols = w.get(g.linears().getFirst()).cols();
@@ -135,15 +156,19 @@ final class AwqScaler {
         private List<float[]> attention, block, outputs;
         private final Map<Linear, float[]> candidates = new EnumMap<>(Linear.class);
 
-        Losses(BlockContext ctx, Map<Linear, FloatWeight> w, ComputePool pool) {
+        private final List<float[]> inputs;
+
+        /** @param batches the first calibration batches the attention and MLP losses run on */
+        Losses(BlockContext ctx, Map<Linear, FloatWeight> w, ComputePool pool, int batches) {
             this.ctx = ctx;
             this.w = w;
             this.pool = pool;
+            this.inputs = ctx.inputs().subList(0, batches);
         }
 
         ToDoubleFunction<float[]> of(ScalingGroup g) {
             return switch (g.input()) {
-                case QKV -> s -> part(g, s, BlockPart.ATTENTION, ctx.inputs(), attention());
+                case QKV -> s -> part(g, s, BlockPart.ATTENTION, inputs, attention());
                 case GATE_UP -> s -> part(g, s, BlockPart.MLP, attention(), block());
                 case ATTN_OUTPUT, DOWN -> linear(g);
                 default -> throw new IllegalArgumentException("no AWQ loss for a group reading " + g.input());
@@ -152,7 +177,7 @@ final class AwqScaler {
 
         /** The float attention part's outputs (the MLP part's inputs). */
         private List<float[]> attention() {
-            if (attention == null) attention = ctx.outputs(BlockPart.ATTENTION, ctx.inputs(), WeightSubstitution.NONE);
+            if (attention == null) attention = ctx.outputs(BlockPart.ATTENTION, inputs, WeightSubstitution.NONE);
             return attention;
         }
 
@@ -206,15 +231,7 @@ final class AwqScaler {
                 float[] delta = candidate(l, f.data().length);
                 FakeQuant.scaled(f.data(), rows, cols, s, scheme, delta, pool);
                 for (int i = 0; i < f.data().length; i++) delta[i] -= f.data()[i];
-                try (Arena arena = Arena.ofShared()) {
-                    // product[t·rows + r] = Σ_k ΔW[r][k]·G[t][k] = (ΔW·G)[r][t], G symmetric
-                    MatMul.matmul(pool, f32(arena, f.name(), delta, rows, cols), gram, cols, product);
-                }
-                double sum = 0;
-                for (int t = 0; t < cols; t++) {
-                    for (int r = 0; r < rows; r++) sum += (double) product[t * rows + r] * delta[r * cols + t];
-                }
-                return sum / rows;
+                return gramLoss(delta, rows, cols, gram, product, pool);
             };
         }
 
@@ -222,6 +239,26 @@ final class AwqScaler {
         private float[] candidate(Linear l, int length) {
             return candidates.computeIfAbsent(l, k -> new float[length]);
         }
+    }
+
+    /**
+     * {@code (1/rows) Σ_r Δw_r G Δw_rᵀ}: with {@code G = XᵀX/T}, the mean over the {@code T} tokens and
+     * the rows of {@code (x_t·Δw_r)²}, the output MSE of a linear whose weights changed by {@code Δ}.
+     *
+     * @param delta   {@code rows × cols}, row-major
+     * @param gram    {@code cols × cols}, symmetric
+     * @param product scratch of {@code cols × rows} floats
+     */
+    static double gramLoss(float[] delta, int rows, int cols, float[] gram, float[] product, ComputePool pool) {
+        try (Arena arena = Arena.ofShared()) {
+            // product[t·rows + r] = Σ_k ΔW[r][k]·G[t][k] = (ΔW·G)[r][t], G symmetric
+            MatMul.matmul(pool, f32(arena, "delta", delta, rows, cols), gram, cols, product);
+        }
+        double sum = 0;
+        for (int t = 0; t < cols; t++) {
+            for (int r = 0; r < rows; r++) sum += (double) product[t * rows + r] * delta[r * cols + t];
+        }
+        return sum / rows;
     }
 
     /** A row-major {@code rows × cols} float matrix as an F32 weight the block runner multiplies with. */

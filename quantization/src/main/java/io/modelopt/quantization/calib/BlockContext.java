@@ -105,7 +105,8 @@ public final class BlockContext {
     /**
      * One part of the block over {@code in} (per batch, the hidden states entering the part: the
      * block's {@link #inputs()} for {@link BlockPart#ATTENTION}, the attention part's outputs for
-     * {@link BlockPart#MLP}) with {@code weights}; AWQ's module-level loss.
+     * {@link BlockPart#MLP}; of the first {@code in.size()} batches, or all) with {@code weights};
+     * AWQ's module-level loss.
      */
     public List<float[]> outputs(BlockPart part, List<float[]> in, WeightSubstitution weights) {
         List<float[]> out = new ArrayList<>();
@@ -117,7 +118,7 @@ public final class BlockContext {
     /** As {@link #outputs(BlockPart, List, WeightSubstitution)} into {@code out} (per batch, arrays at least as long as the inputs). */
     public void outputs(BlockPart part, List<float[]> in, List<float[]> out, WeightSubstitution weights) {
         java.util.Objects.requireNonNull(part, "part");
-        if (in.size() != batches.size() || out.size() != batches.size()) {
+        if (in.isEmpty() || in.size() > batches.size() || out.size() != in.size()) {
             throw new IllegalArgumentException(in.size() + " inputs and " + out.size() + " outputs for " + batches.size() + " batches");
         }
         owner.runBlock(block, part, in, out, weights, (input, cols) -> null);

@@ -188,7 +188,7 @@ public final class BlockwiseCalibrator {
             if (s != null) s.accept(rows, tokens, cols);
         });
         try {
-            for (int b = 0; b < batches.size(); b++) {
+            for (int b = 0; b < in.size(); b++) { // the first in.size() batches
                 float[] x = in.get(b);
                 float[] y;
                 if (out != null) y = out.get(b);
