@@ -58,7 +58,7 @@ public final class ScaleSearch {
     /**
      * @param meanAbs per input channel, mean |x| over the calibration tokens
      * @param grid    number of α candidates
-     * @param loss    the error of quantizing with the given scales (AWQ: the block output's MSE)
+     * @param loss    the error of quantizing with the given scales (AWQ: the MSE of the output of the module the group feeds)
      * @throws IllegalArgumentException for a non-finite mean or loss, naming the channel or α
      */
     public static Result search(float[] meanAbs, int grid, ToDoubleFunction<float[]> loss) {
