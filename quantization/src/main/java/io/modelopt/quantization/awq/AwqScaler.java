@@ -153,10 +153,10 @@ final class AwqScaler {
         private final BlockContext ctx;
         private final Map<Linear, FloatWeight> w;
         private final ComputePool pool;
-        private List<float[]> attention, block, outputs;
-        private final Map<Linear, float[]> candidates = new EnumMap<>(Linear.class);
-
+        /** The block inputs of the batches the attention and MLP losses run on. */
         private final List<float[]> inputs;
+        private final Map<Linear, float[]> candidates = new EnumMap<>(Linear.class);
+        private List<float[]> attention, block, outputs;
 
         /** @param batches the first calibration batches the attention and MLP losses run on */
         Losses(BlockContext ctx, Map<Linear, FloatWeight> w, ComputePool pool, int batches) {
@@ -224,7 +224,6 @@ final class AwqScaler {
             double[] h = AwqBlockMethod.hessian(ctx, g.input()).hessian(); // 2XᵀX/T
             float[] gram = new float[h.length];
             for (int i = 0; i < h.length; i++) gram[i] = (float) (h[i] / 2);
-            h = null;
             float[] product = new float[cols * rows];
             IntScheme scheme = ctx.scheme(l);
             return s -> {

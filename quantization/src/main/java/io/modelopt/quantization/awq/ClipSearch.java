@@ -77,13 +77,6 @@ public final class ClipSearch {
             return new Inputs(cols, gs, tokens, gram, null);
         }
 
-        /** Bytes held. */
-        public long bytes() { return gram != null ? 8L * gram.length : 4L * transposed.length; }
-    }
-
-    /** As {@link #apply(float[], int, int, Inputs, IntScheme, int, double, ComputePool)} with the inputs made from {@code x}, on this thread. */
-    public static float[] apply(float[] w, int rows, int cols, float[] x, int tokens, IntScheme s, int grid, double maxShrink) {
-        return apply(w, rows, cols, Inputs.of(x, tokens, cols, s.groupSize(cols), null), s, grid, maxShrink, null);
     }
 
     /**
