@@ -129,4 +129,20 @@ class BlockManagerTest {
         assertNotEquals(BlockHash.root(KvDtype.F16, 16), BlockHash.root(KvDtype.F32, 16));
         assertNotEquals(BlockHash.root(KvDtype.F16, 16), BlockHash.root(KvDtype.F16, 32));
     }
+
+    /** Free blocks go out lowest first, whatever order they were freed in: a sequence's blocks ascend in the pool. */
+    @Test
+    void handsOutTheLowestFreeBlockFirst() {
+        BlockManager m = manager(10);
+        m.allocate(0, range(0, 40)); // blocks 0..4
+        m.allocate(1, range(0, 8));  // block 5
+        m.free(0);                   // released tail first: 4, 3, 2, 1, 0
+        m.allocate(2, range(0, 24));
+        assertArrayEquals(new int[] {0, 1, 2}, m.blockTable(2));
+        m.free(1);
+        assertTrue(m.appendSlot(2, 7) && m.appendSlot(2, 7), "room for two more tokens");
+        assertArrayEquals(new int[] {0, 1, 2, 3}, m.blockTable(2));
+        m.allocate(3, range(0, 9));
+        assertArrayEquals(new int[] {4, 5}, m.blockTable(3), "block 5, freed last, before the never-used 6..9");
+    }
 }

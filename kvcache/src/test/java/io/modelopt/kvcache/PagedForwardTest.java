@@ -84,17 +84,26 @@ class PagedForwardTest {
         return r;
     }
 
-    /** A manager whose free blocks come out in a shuffled order (filler sequences allocated, then freed at random). */
+    /**
+     * A manager whose free blocks are scattered over the pool: filler sequences (ids from 100) take
+     * every block, then the fillers of a random half of the even blocks are freed, in a random order.
+     * The manager hands out the lowest free block first, so a sequence's blocks ascend with gaps
+     * (never two adjacent ones) and two sequences' blocks interleave. {@link #freeFillers} frees the rest.
+     */
     private static BlockManager shuffledManager(Random r, boolean prefixCaching) {
         BlockManager m = BlockManager.builder().numBlocks(BLOCKS).blockSize(BLOCK).kvDtype(KvDtype.F32).prefixCaching(prefixCaching).build();
-        List<Integer> ids = new ArrayList<>();
+        List<Integer> even = new ArrayList<>();
         for (int i = 0; i < BLOCKS; i++) {
-            m.allocate(100 + i, tokens(r, 1));
-            ids.add(100 + i);
+            m.allocate(100 + i, tokens(r, 1)); // a fresh manager: filler i takes block i
+            if (i % 2 == 0) even.add(100 + i);
         }
-        Collections.shuffle(ids, r);
-        for (int id : ids) m.free(id);
+        Collections.shuffle(even, r);
+        for (int id : even.subList(0, even.size() / 2)) m.free(id);
         return m;
+    }
+
+    private static void freeFillers(BlockManager m) {
+        for (int id = 100; id < 100 + BLOCKS; id++) if (m.contains(id)) m.free(id);
     }
 
     @ParameterizedTest @EnumSource(value = KvDtype.class)
@@ -106,12 +115,14 @@ class PagedForwardTest {
             Paged p = new Paged(runner, storage, m);
             assertEquals(0, m.allocate(0, a));
             assertEquals(0, m.allocate(1, b));
-            assertNotEquals(m.blockTable(0)[0] + 1, m.blockTable(0)[1], "blocks are not in order");
+            assertNotEquals(m.blockTable(0)[0] + 1, m.blockTable(0)[1], "the blocks are not adjacent");
             // prefill chunks: a in 11 + 18 tokens, b in one step with a's second chunk
             assertArrays(contiguous(runner, cache, new int[] {0}, new int[][] {java.util.Arrays.copyOfRange(a, 0, 11)}, new int[] {0}),
                     p.step(new int[] {0}, new int[][] {java.util.Arrays.copyOfRange(a, 0, 11)}, new int[] {0}), "chunk 1");
             int[][] mixed = {java.util.Arrays.copyOfRange(a, 11, 29), b};
             assertArrays(contiguous(runner, cache, new int[] {0, 1}, mixed, new int[] {11, 0}), p.step(new int[] {0, 1}, mixed, new int[] {11, 0}), "chunk 2 + prompt b");
+            // the remaining fillers go: the blocks the decode appends can then lie below the prompts' blocks
+            freeFillers(m);
             // decode both, feeding the same tokens
             int posA = 29, posB = 13;
             for (int s = 0; s < 12; s++) {
@@ -123,7 +134,13 @@ class PagedForwardTest {
                 posA++;
                 posB++;
             }
+            assertTrue(descends(m.blockTable(0)) || descends(m.blockTable(1)), "a block table goes backwards in the pool");
         }
+    }
+
+    private static boolean descends(int[] table) {
+        for (int i = 1; i < table.length; i++) if (table[i] < table[i - 1]) return true;
+        return false;
     }
 
     @Test
@@ -181,6 +198,7 @@ class PagedForwardTest {
             assertArrayEquals(java.util.Arrays.copyOf(m.blockTable(0), 2), java.util.Arrays.copyOf(m.blockTable(1), 2), "full prompt blocks stay shared");
             m.free(0);
             m.free(1);
+            freeFillers(m);
             assertEquals(0, m.numUsedBlocks());
         }
     }

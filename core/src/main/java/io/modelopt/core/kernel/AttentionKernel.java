@@ -42,6 +42,8 @@ public final class AttentionKernel {
     /** Cached positions whose entries the vector path of {@link #attend} converts to float at a time. */
     public static final int ROW_CHUNK = 128;
 
+    static final boolean FUSED_F16 = !Boolean.getBoolean("modelopt.attention.gatheredF16");
+
     /** Floats of the {@code rows} scratch that {@link #attend} needs for this head size. */
     public static int rowScratch(int headDim) {
         return ROW_CHUNK * headDim;
@@ -85,6 +87,10 @@ public final class AttentionKernel {
         }
         if (rows.length < rowScratch(headDim)) {
             throw new IllegalArgumentException("row scratch of " + rows.length + " floats, need " + rowScratch(headDim));
+        }
+        if (f16 && heads == 1 && FUSED_F16 && F16Attention.handles(headDim) && F16Attention.scalable(q, qOff, headDim)) {
+            F16Attention.attend(q, qOff, headDim, scale, keys, values, rowOffsets, headOffset, n, scores, 0, rows, out, outOff);
+            return;
         }
         for (int c = 0; c < n; c += ROW_CHUNK) {
             int m = Math.min(ROW_CHUNK, n - c);

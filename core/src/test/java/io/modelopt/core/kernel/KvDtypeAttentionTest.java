@@ -110,6 +110,66 @@ class KvDtypeAttentionTest {
         }
     }
 
+    /**
+     * The fused F16 kernel (one query head: halves widened in registers, {@link F16Attention}) over
+     * shuffled blocks against the gathered path (a group of two identical query heads), with keys
+     * and values over the whole range of halves, subnormals included: the weights (left in the
+     * scores) within one F16 step and the outputs within 1e-3, since only the scores' lane sums are
+     * grouped differently (a few ulps, which the weights' rounding to F16 can turn into one half's
+     * step); and the same bits whether the blocks are shuffled or in order.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(ints = {8, 16, 32, 64, 96, 128})
+    void fusedF16MatchesGatheredRowsAndIgnoresBlockPlacement(int headDim) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(KernelMode.vectorApiAvailable() && F16Attention.handles(headDim),
+                "head size " + headDim + " is not whole pairs of vectors here");
+        int block = 16, blocks = 20, n = 301;
+        Random r = new Random(headDim);
+        List<Integer> physical = new ArrayList<>();
+        for (int i = 0; i < blocks; i++) physical.add(i);
+        Collections.shuffle(physical, r);
+        float[][] keys = new float[n][headDim], values = new float[n][headDim];
+        for (int p = 0; p < n; p++) {
+            double mag = Math.pow(2, r.nextInt(36) - 28); // 2^-28 .. 2^7: F16 subnormals up to large keys
+            for (int i = 0; i < headDim; i++) {
+                keys[p][i] = (float) (r.nextGaussian() * mag);
+                values[p][i] = (float) (r.nextGaussian() * (p % 5 == 0 ? 1e-6 : 1));
+            }
+        }
+        float[] q = new float[2 * headDim];
+        for (int i = 0; i < headDim; i++) q[i] = q[headDim + i] = (float) r.nextGaussian() * 0.05f;
+        float scale = (float) (1 / Math.sqrt(headDim));
+        float[] fusedShuffled = null;
+        for (boolean shuffled : new boolean[] {true, false}) {
+            try (var kv = new HostKvStorage(KvLayout.of(1, 1, headDim, blocks, block, KvDtype.F16))) {
+                KvLayout l = kv.layout();
+                long[] offs = new long[n];
+                for (int p = 0; p < n; p++) {
+                    long slot = shuffled ? (long) physical.get(p / block) * block + p % block : p;
+                    offs[p] = l.entryOffset(slot);
+                    kv.writeKey(0, slot, keys[p], 0);
+                    kv.writeValue(0, slot, values[p], 0);
+                }
+                float[] fused = new float[headDim], gathered = new float[2 * headDim], rows = new float[AttentionKernel.rowScratch(headDim)];
+                float[] fusedWeights = new float[n], gatheredWeights = new float[2 * n];
+                AttentionKernel.attend(KernelMode.VECTOR, q, 0, 1, headDim, scale, kv, 0, offs, 0, n, fusedWeights, n, rows, fused, 0);
+                AttentionKernel.attend(KernelMode.VECTOR, q, 0, 2, headDim, scale, kv, 0, offs, 0, n, gatheredWeights, n, rows, gathered, 0);
+                double sum = 0;
+                for (int p = 0; p < n; p++) {
+                    sum += fusedWeights[p];
+                    // a score a few ulps off may round to the neighbouring half: one F16 step at most
+                    assertEquals(gatheredWeights[p], fusedWeights[p], Math.abs(gatheredWeights[p]) * 0x1p-10 + 1e-12, "weight " + p + " head size " + headDim);
+                }
+                assertEquals(1, sum, 1e-2, "the weights are a softmax");
+                for (int d = 0; d < headDim; d++) {
+                    assertEquals(gathered[d], fused[d], 1e-3 * (1 + Math.abs(gathered[d])), "head size " + headDim + " d " + d);
+                }
+                if (shuffled) fusedShuffled = fused;
+                else assertArrayEquals(fusedShuffled, fused, "the blocks' placement changes nothing, head size " + headDim);
+            }
+        }
+    }
+
     /** The vector dequantization (bit moves, widening loads) gives exactly the scalar one's floats, subnormal FP8 and tails included. */
     @ParameterizedTest @MethodSource("cases")
     void vectorDequantizationEqualsScalar(KvDtype dt, KernelMode ignored, int headDim) {
