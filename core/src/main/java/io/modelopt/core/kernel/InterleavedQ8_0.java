@@ -220,13 +220,122 @@ final class InterleavedQ8_0 {
             for (; g + DECODE_GROUPS <= g1; g += DECODE_GROUPS) groupQuad(m, g * groupBytes(nb), nb, a, out, outOff + g * ROWS);
         }
         for (; g < g1; g++) {
-            long q = quants(g * groupBytes(nb), nb);
-            scales(m, g, nb, scales);
             int t = 0, o = outOff + g * ROWS;
-            // a few tokens: eight, then four per pass over the group (groupTokens8, groupTokens), the rest one at a time
-            for (; t + 2 * TOKEN_TILE <= a.nTokens; t += 2 * TOKEN_TILE) groupTokens8(m, q, nb, a, t, out, o + t * outStride, outStride, scales);
-            for (; t + TOKEN_TILE <= a.nTokens; t += TOKEN_TILE) groupTokens(m, q, nb, a, t, out, o + t * outStride, outStride, scales);
-            for (; t < a.nTokens; t++) group(m, q, nb, a, t, out, o + t * outStride, scales);
+            if (PAIRS && g + 1 < g1 && a.nTokens >= 2 * TOKEN_TILE) {
+                // two groups, eight tokens per pass (groupPair8); what is left of the tokens, group by group
+                for (; t + 2 * TOKEN_TILE <= a.nTokens; t += 2 * TOKEN_TILE) groupPair8(m, g * groupBytes(nb), nb, a, t, out, o + t * outStride, outStride);
+                if (t < a.nTokens) fewTokens(m, g, nb, a, t, out, o, outStride, scales);
+                g++;
+                if (t < a.nTokens) fewTokens(m, g, nb, a, t, out, o + ROWS, outStride, scales);
+                continue;
+            }
+            fewTokens(m, g, nb, a, t, out, o, outStride, scales);
+        }
+    }
+
+    /** Tokens {@code [t, nTokens)} of group {@code g}: eight, then four per pass over the group (groupTokens8, groupTokens), the rest one at a time. */
+    private static void fewTokens(MemorySegment m, int g, int nb, Activations a, int t, float[] out, int o, int outStride, float[] scales) {
+        long q = quants(g * groupBytes(nb), nb);
+        scales(m, g, nb, scales);
+        for (; t + 2 * TOKEN_TILE <= a.nTokens; t += 2 * TOKEN_TILE) groupTokens8(m, q, nb, a, t, out, o + t * outStride, outStride, scales);
+        for (; t + TOKEN_TILE <= a.nTokens; t += TOKEN_TILE) groupTokens(m, q, nb, a, t, out, o + t * outStride, outStride, scales);
+        for (; t < a.nTokens; t++) group(m, q, nb, a, t, out, o + t * outStride, scales);
+    }
+
+    /**
+     * Whether {@link #groupPair8} runs: at 512 bits, where a group's 16 rows are one vector and 16
+     * accumulators (8 tokens × 2 groups) fit the 32 registers with room to spare. Below, a group
+     * already takes two or four vectors per column and AVX2 has 16 registers.
+     */
+    private static final boolean PAIRS = RV == 1 && !Boolean.getBoolean("modelopt.q8_0.noPairs");
+
+    /** Groups per piece of a few-token call handed to a thread: two where {@link #groupPair8} takes the call's tokens, so that no piece leaves a group on its own. */
+    static int fewTokenGroups(int nTokens) {
+        return PAIRS && nTokens >= 2 * TOKEN_TILE ? 2 : 1;
+    }
+
+    /**
+     * {@link #groupTokens8} over two adjacent groups at once (group at {@code base} and the next,
+     * 32 rows), for the eight tokens {@code t .. t+7}: each activation is broadcast once for two
+     * weight vectors, so a column costs two widening loads, eight broadcasts and sixteen FMAs, the
+     * prefill GEMM's ratio of broadcasts to FMAs, where one group costs a broadcast per FMA. On a
+     * core that executes a 512-bit operation as two 256-bit halves (Zen 4) the broadcasts compete
+     * with the FMAs for the vector pipes. The scales are decoded from the groups' lines in
+     * registers, as {@link #groupQuad} does, into the same floats as {@link #scales}; every token
+     * gets {@link #group}'s bits.
+     */
+    private static void groupPair8(MemorySegment m, long base, int nb, Activations a, int t, float[] out, int o, int os) {
+        float[] x = a.q, d = a.d;
+        int cols = a.cols, blocks = a.blocks;
+        long stride = groupBytes(nb); // from one group to the next
+        long q0 = quants(base, nb);
+        for (int i = 0; i < 2 * TOKEN_TILE; i++) java.util.Arrays.fill(out, o + i * os, o + i * os + 2 * ROWS, 0f);
+        for (int b = 0; b < nb; b++) {
+            int x0 = t * cols + 32 * b, x1 = x0 + cols, x2 = x1 + cols, x3 = x2 + cols, x4 = x3 + cols, x5 = x4 + cols, x6 = x5 + cols, x7 = x6 + cols;
+            long rec = q0 + (long) b * QUANTS;
+            FloatVector p0 = FloatVector.zero(Simd.F), p1 = p0, p2 = p0, p3 = p0, p4 = p0, p5 = p0, p6 = p0, p7 = p0;
+            FloatVector r0 = p0, r1 = p0, r2 = p0, r3 = p0, r4 = p0, r5 = p0, r6 = p0, r7 = p0;
+            for (int k = 0; k < 32; k++) {
+                long at = rec + 16L * k;
+                FloatVector w = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector u = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(Simd.BL, m, at + stride, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector xb;
+                xb = FloatVector.broadcast(Simd.F, x[x0 + k]);
+                p0 = w.fma(xb, p0);
+                r0 = u.fma(xb, r0);
+                xb = FloatVector.broadcast(Simd.F, x[x1 + k]);
+                p1 = w.fma(xb, p1);
+                r1 = u.fma(xb, r1);
+                xb = FloatVector.broadcast(Simd.F, x[x2 + k]);
+                p2 = w.fma(xb, p2);
+                r2 = u.fma(xb, r2);
+                xb = FloatVector.broadcast(Simd.F, x[x3 + k]);
+                p3 = w.fma(xb, p3);
+                r3 = u.fma(xb, r3);
+                xb = FloatVector.broadcast(Simd.F, x[x4 + k]);
+                p4 = w.fma(xb, p4);
+                r4 = u.fma(xb, r4);
+                xb = FloatVector.broadcast(Simd.F, x[x5 + k]);
+                p5 = w.fma(xb, p5);
+                r5 = u.fma(xb, r5);
+                xb = FloatVector.broadcast(Simd.F, x[x6 + k]);
+                p6 = w.fma(xb, p6);
+                r6 = u.fma(xb, r6);
+                xb = FloatVector.broadcast(Simd.F, x[x7 + k]);
+                p7 = w.fma(xb, p7);
+                r7 = u.fma(xb, r7);
+            }
+            // the two groups' 16 scales of this block: an even block's codes are the low halves of the lanes, an odd one's the high halves
+            long sl = base + 64L * (b >> 1);
+            int up = 16 - 16 * (b & 1);
+            FloatVector s0 = IntVector.fromMemorySegment(Simd.I, m, sl, Simd.LE).lanewise(VectorOperators.LSHL, up).lanewise(VectorOperators.ASHR, 3)
+                    .and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(RebiasedF16.ACTIVATION_SCALE);
+            FloatVector s1 = IntVector.fromMemorySegment(Simd.I, m, sl + stride, Simd.LE).lanewise(VectorOperators.LSHL, up).lanewise(VectorOperators.ASHR, 3)
+                    .and(RebiasedF16.DECODE_MASK).reinterpretAsFloats().mul(RebiasedF16.ACTIVATION_SCALE);
+            int n = t * blocks + b, ov = o;
+            p0.fma(s0.mul(d[n]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+            r0.fma(s1.mul(d[n]), FloatVector.fromArray(Simd.F, out, ov + ROWS)).intoArray(out, ov + ROWS);
+            ov += os;
+            p1.fma(s0.mul(d[n + blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+            r1.fma(s1.mul(d[n + blocks]), FloatVector.fromArray(Simd.F, out, ov + ROWS)).intoArray(out, ov + ROWS);
+            ov += os;
+            p2.fma(s0.mul(d[n + 2 * blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+            r2.fma(s1.mul(d[n + 2 * blocks]), FloatVector.fromArray(Simd.F, out, ov + ROWS)).intoArray(out, ov + ROWS);
+            ov += os;
+            p3.fma(s0.mul(d[n + 3 * blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+            r3.fma(s1.mul(d[n + 3 * blocks]), FloatVector.fromArray(Simd.F, out, ov + ROWS)).intoArray(out, ov + ROWS);
+            ov += os;
+            p4.fma(s0.mul(d[n + 4 * blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+            r4.fma(s1.mul(d[n + 4 * blocks]), FloatVector.fromArray(Simd.F, out, ov + ROWS)).intoArray(out, ov + ROWS);
+            ov += os;
+            p5.fma(s0.mul(d[n + 5 * blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+            r5.fma(s1.mul(d[n + 5 * blocks]), FloatVector.fromArray(Simd.F, out, ov + ROWS)).intoArray(out, ov + ROWS);
+            ov += os;
+            p6.fma(s0.mul(d[n + 6 * blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+            r6.fma(s1.mul(d[n + 6 * blocks]), FloatVector.fromArray(Simd.F, out, ov + ROWS)).intoArray(out, ov + ROWS);
+            ov += os;
+            p7.fma(s0.mul(d[n + 7 * blocks]), FloatVector.fromArray(Simd.F, out, ov)).intoArray(out, ov);
+            r7.fma(s1.mul(d[n + 7 * blocks]), FloatVector.fromArray(Simd.F, out, ov + ROWS)).intoArray(out, ov + ROWS);
         }
     }
 

@@ -145,10 +145,14 @@ public final class MatMul {
         return w.kernelFormat(mode).kernel(mode);
     }
 
-    /** Row groups a repacked matrix's kernel takes per pass: several for a one-token call ({@link Repacking#decodeGroups}), one otherwise. */
+    /**
+     * Row groups a repacked matrix's kernel takes per pass: several for a one-token call
+     * ({@link Repacking#decodeGroups}) and for some few-token calls ({@link Repacking#fewTokenGroups}),
+     * one otherwise (the GEMM).
+     */
     private static int passGroups(WeightMatrix w, boolean gemm, int nTokens) {
-        if (gemm || nTokens != 1) return 1;
-        return w.repacking().decodeGroups();
+        if (gemm) return 1;
+        return nTokens == 1 ? w.repacking().decodeGroups() : w.repacking().fewTokenGroups(nTokens);
     }
 
     /** One thread's reusable call state: the activation scratch and the two range tasks, so a call allocates nothing. */

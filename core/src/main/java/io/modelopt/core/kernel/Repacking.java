@@ -34,6 +34,9 @@ interface Repacking {
     /** Row groups of a one-token call's pass (its kernel takes several at once). */
     default int decodeGroups() { return 1; }
 
+    /** Row groups of a pass of a call of {@code nTokens} tokens, 2 to 15 (a decode step of several sequences). */
+    default int fewTokenGroups(int nTokens) { return 1; }
+
     /** Whether the group kernel wants the Q4_0 multipliers with the activations ({@link Activations#q4Multipliers}). */
     default boolean wantsQ4Multipliers() { return false; }
 

@@ -33,6 +33,7 @@ final class Repackings {
         @Override public boolean representable(WeightMatrix w, int r0, int r1) { return RebiasedF16.scalesRepresentable(w, r0, r1); }
         @Override public void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) { InterleavedQ8_0.packGroups(w, dst, g0, g1); }
         @Override public int decodeGroups() { return InterleavedQ8_0.DECODE_GROUPS; }
+        @Override public int fewTokenGroups(int nTokens) { return InterleavedQ8_0.fewTokenGroups(nTokens); }
         @Override public void compute(MemorySegment packed, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
             InterleavedQ8_0.compute(packed, nb, a, g0, g1, out, outOff, outStride, scales);
         }

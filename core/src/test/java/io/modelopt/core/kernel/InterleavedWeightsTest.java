@@ -187,7 +187,8 @@ class InterleavedWeightsTest {
 
     /**
      * Calls of a few tokens (a decode step of several sequences) take {@code TOKEN_TILE} tokens per
-     * pass over a group ({@code groupTokens}) and the rest one at a time: exact integer block sums
+     * pass over a group ({@code groupTokens}; eight tokens over two groups at 512 bits, {@code groupPair8})
+     * and the rest one at a time: exact integer block sums
      * and the one-token path's scaling, so every token of a whole group gets the bits of a call of
      * its own, for whole tiles, remainders and several groups, on 1 to 3 threads (a row tail after
      * the last group is held to the reference).
