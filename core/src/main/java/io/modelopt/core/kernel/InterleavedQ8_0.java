@@ -247,7 +247,7 @@ final class InterleavedQ8_0 {
      * accumulators (8 tokens × 2 groups) fit the 32 registers with room to spare. Below, a group
      * already takes two or four vectors per column and AVX2 has 16 registers.
      */
-    private static final boolean PAIRS = RV == 1 && !Boolean.getBoolean("modelopt.q8_0.noPairs");
+    private static final boolean PAIRS = RV == 1;
 
     /** Groups per piece of a few-token call handed to a thread: two where {@link #groupPair8} takes the call's tokens, so that no piece leaves a group on its own. */
     static int fewTokenGroups(int nTokens) {
