@@ -72,8 +72,8 @@ public final class BlockManager {
     /**
      * Free blocks holding no registered hash (taken first), lowest index first: a sequence then gets
      * ascending physical blocks wherever the pool allows, which the attention kernels read as one
-     * forward stream. A queue handed a freed sequence's blocks back in reverse, and the F16 cache
-     * decoded 0.85× as fast from such a layout as from the contiguous cache (docs/KVCACHE.md).
+     * forward stream (a queue handed a freed sequence's blocks back in reverse, tail first). The
+     * count is kept beside the set because {@link #numFreeBlocks} runs on every append.
      */
     private final java.util.BitSet freeUncached = new java.util.BitSet();
     private int freeUncachedCount;

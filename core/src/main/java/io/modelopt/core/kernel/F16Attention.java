@@ -23,7 +23,7 @@ import jdk.incubator.vector.VectorOperators;
  * becomes a denormal float, exactly). The query, or the attention weights, are multiplied by
  * {@code 2^112} to compensate, which is exact, so every product {@code q_d · k_d} and
  * {@code a_p · v_p} is the same real number as the unscaled one and every FMA rounds alike. The
- * query must be below {@code 2^16} in magnitude (an F16-rounded query always is; {@link #handles}
+ * query must be below {@code 2^16} in magnitude (an F16-rounded query always is; {@link #scalable}
  * checks it) and the attention weights are at most 1. An infinite or NaN half decodes to a finite
  * value here, where the gathered path gives ±∞/NaN; an F16 cache holds such a value only when a
  * key or value overflowed F16 when it was written, and the output is garbage either way.
@@ -57,16 +57,12 @@ final class F16Attention {
         return max < MAX_QUERY;
     }
 
-    /** Floats of the scratch that {@link #attend} needs: the split query and the split outputs. */
-    static int scratch(int headDim) {
-        return 2 * headDim;
-    }
-
     /**
      * One head: {@code out[outOff ..+headDim) = Σ_p round16(softmax(scale · q·K_p))_p · V_p} over
      * the F16 entries at {@code rowOffsets[p] + headOffset}, p < n; the weights rounded to F16 as
      * {@link AttentionKernel#attend} does for an F16 cache. Requires {@link #handles} and
-     * {@link #scalable}; {@code tmp} holds at least {@link #scratch}{@code (headDim)} floats.
+     * {@link #scalable}; {@code tmp} holds at least {@code 2·headDim} floats (the split query, then the
+     * split outputs; the caller's row scratch is far larger).
      */
     static void attend(float[] q, int qOff, int headDim, float scale, MemorySegment keys, MemorySegment values,
                        long[] rowOffsets, long headOffset, int n, float[] scores, int sOff, float[] tmp, float[] out, int outOff) {

@@ -41,10 +41,12 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p><b>A few tokens</b> (4 to 15: a decode step of several sequences; 16 or more take the
  * GEMM). {@link #groupTokens8} and {@link #groupTokens} convert each column's 16 weights once
- * for eight or four tokens, which then cost a broadcast and an FMA each; a token at a time
- * ({@link #group}) repeats the widening load and the two conversions per token. JMH 5632×2048,
- * eight tokens, one thread, weights in cache: 207–216 calls/s a token at a time, 389–407 four at
- * a time, 558–564 eight at a time. Block sums are exact integers in any order and the scaling is
+ * for eight or four tokens, which then cost a broadcast and an FMA each; at 512 bits
+ * {@link #groupPair8} takes eight tokens over two groups, a broadcast per two FMAs. A token at a
+ * time ({@link #group}) repeats the widening load and the two conversions per token. JMH
+ * 5632×2048, eight tokens, one thread, weights in cache, on the Xeon VM: 207–216 calls/s a token
+ * at a time, 389–407 four at a time, 558–564 eight at a time; on the Zen 4 VM, out of cache:
+ * 286–291 eight at a time, 396–446 eight over two groups. Block sums are exact integers in any order and the scaling is
  * {@link #group}'s: every token gets the bits of a call of its own.
  */
 final class InterleavedQ8_0 {

@@ -42,9 +42,7 @@ class KvDtypeAttentionTest {
         Random r = new Random(headDim * 31L + dt.ordinal());
         try (var kv = new HostKvStorage(KvLayout.of(1, kvHeads, headDim, blocks, block, dt))) {
             KvLayout l = kv.layout();
-            List<Integer> physical = new ArrayList<>();
-            for (int i = 0; i < blocks; i++) physical.add(i);
-            Collections.shuffle(physical, r);
+            List<Integer> physical = shuffledBlocks(blocks, r);
             long[] slots = new long[n], offs = new long[n];
             float[] entry = new float[l.kvDim()];
             for (int p = 0; p < n; p++) {
@@ -86,9 +84,7 @@ class KvDtypeAttentionTest {
         Random r = new Random(headDim);
         try (var kv = new HostKvStorage(KvLayout.of(1, 1, headDim, blocks, block, KvDtype.INT8))) {
             KvLayout l = kv.layout();
-            List<Integer> physical = new ArrayList<>();
-            for (int i = 0; i < blocks; i++) physical.add(i);
-            Collections.shuffle(physical, r);
+            List<Integer> physical = shuffledBlocks(blocks, r);
             long[] offs = new long[n];
             float[] e = new float[headDim];
             for (int p = 0; p < n; p++) {
@@ -125,9 +121,7 @@ class KvDtypeAttentionTest {
                 "head size " + headDim + " is not whole pairs of vectors here");
         int block = 16, blocks = 20, n = 301;
         Random r = new Random(headDim);
-        List<Integer> physical = new ArrayList<>();
-        for (int i = 0; i < blocks; i++) physical.add(i);
-        Collections.shuffle(physical, r);
+        List<Integer> physical = shuffledBlocks(blocks, r);
         float[][] keys = new float[n][headDim], values = new float[n][headDim];
         for (int p = 0; p < n; p++) {
             double mag = Math.pow(2, r.nextInt(36) - 28); // 2^-28 .. 2^7: F16 subnormals up to large keys
@@ -192,6 +186,14 @@ class KvDtypeAttentionTest {
                 assertArrayEquals(b, a, dt + " head size " + headDim);
             }
         }
+    }
+
+    /** The physical blocks 0 .. blocks-1 in a random order: logical block i lives in physical block get(i). */
+    private static List<Integer> shuffledBlocks(int blocks, Random r) {
+        List<Integer> physical = new ArrayList<>();
+        for (int i = 0; i < blocks; i++) physical.add(i);
+        Collections.shuffle(physical, r);
+        return physical;
     }
 
     private static double[] reference(HostKvStorage kv, long[] slots, int h, float[] q, int qOff, int headDim, float scale) {
