@@ -29,6 +29,7 @@ import java.util.TreeSet;
  * @param groupSize     32, 64, 128, or {@link #PER_CHANNEL} (−1) for one group per output row
  * @param symmetric     no zero points ({@code w = scale·(q − 2^(bits−1))})
  * @param clipSearch    shrink each group's range over a grid and keep the scale with the lowest weight MSE
+ *                      (rtn; gptq and awq+gptq: GPTQ's {@code find_params} with {@code mse})
  * @param scaleType     how scales are stored
  * @param keepEmbeddingAndOutput whether {@code token_embd} and {@code output} (lm_head) stay at full
  *                      precision unless a rule names them (true for rtn/awq/gptq; false for GGUF
@@ -261,7 +262,9 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
             if (groupSize != PER_CHANNEL && groupSize != 32 && groupSize != 64 && groupSize != 128) {
                 throw new IllegalArgumentException(method + ": group size must be 32, 64, 128 or -1 (per channel), got " + groupSize);
             }
-            if (clipSearch && !method.equals("rtn")) throw new IllegalArgumentException("clip search is an RTN option, not one of " + method);
+            if (clipSearch && method.equals("awq")) {
+                throw new IllegalArgumentException("clip search is an RTN and GPTQ option; awq searches its clipping on the calibration activations");
+            }
             boolean gptq = method.contains("gptq");
             if (actOrder && !gptq) throw new IllegalArgumentException("act-order is a GPTQ option, not one of " + method);
             if (!(damp > 0) || !Double.isFinite(damp)) throw new IllegalArgumentException("damp must be positive (a fraction of the Hessian's mean diagonal, e.g. 0.01), got " + damp);

@@ -56,6 +56,8 @@ class QuantizationSpecTest {
         assertTrue(e.getMessage().contains("group size") && e.getMessage().contains("100"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> QuantizationSpec.gguf("q4_0").clipSearch(true).build());
         assertThrows(IllegalArgumentException.class, () -> QuantizationSpec.awq().clipSearch(true).build());
+        assertTrue(QuantizationSpec.gptq().clipSearch(true).build().clipSearch(), "GPTQ takes the clip search (find_params with mse)");
+        assertTrue(QuantizationSpec.awqGptq().clipSearch(true).build().clipSearch(), "and so does AWQ+GPTQ's GPTQ");
         assertThrows(IllegalArgumentException.class, () -> QuantizationSpec.method(" ").build());
         assertThrows(IllegalArgumentException.class, () -> new QuantizationSpec.CalibrationSpec(List.of(), 128, 512, 0));
         assertThrows(IllegalArgumentException.class, () -> new QuantizationSpec.CalibrationSpec(List.of(Path.of("t.txt")), 0, 512, 0));

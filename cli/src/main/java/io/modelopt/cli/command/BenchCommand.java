@@ -67,7 +67,7 @@ public final class BenchCommand implements Command {
                 usage: modelopt bench [--model MODEL] [--prompt-tokens N] [--gen-tokens N] [--threads T] [--runs R]
                                       [--type q8_0|q4_0|f16|f32] [--seed S] [--json FILE] [--backend NAME]
                                       [--quantize METHOD [--bits B] [--group-size G] [--symmetric] ...]
-                                      [--kv-cache TYPE] [--kv-budget B] [--kv-paged]
+                                      [--kv-cache TYPE] [--kv-budget B] [--kv-paged | --kv-compare]
                   --model MODEL      a .gguf file or HF directory; default: the built-in synthetic small125m
                                      model (134M parameters, random weights, made in the cache on first use)
                   --type TYPE        weight type of the built-in model (default q8_0); not with --model
@@ -81,6 +81,9 @@ public final class BenchCommand implements Command {
                   --kv-budget B      KV memory (512MiB, or a fraction such as 0.3): the paged pool's blocks
                   --kv-paged         run on paged KV storage (blocks from the block manager) instead of
                                      the contiguous cache
+                  --kv-compare       run each measured run on both, alternating (contiguous then paged, then
+                                     paged then contiguous, ...) in this one process, and print the paged
+                                     runs and the paged/contiguous decode ratio of each pair
                   --kv-block-size N  tokens per block with --kv-paged: a power of two from 8 to 256 (default 16)
                   --kv-prefix N      paged, prefix caching on: every run's prompt shares its first N tokens
                                      (cached by the warm-up), the rest is new; TTFT then prefills only the rest
@@ -100,7 +103,7 @@ public final class BenchCommand implements Command {
                     "shared-prefix", "max-batched-tokens", "arrivals", "arrival-prompt-tokens", "arrival-interval-ms"), Set.of("batch-invariant", "no-chunked-prefill")), out, err);
         }
         Args args = Args.parse(argv, Set.of("model", "prompt-tokens", "gen-tokens", "threads", "runs", "type", "seed", "json", "backend",
-                "quantize", "bits", "group-size", "keep", "override", "kv", "kv-cache", "kv-budget", "kv-block-size", "kv-prefix"), Set.of("symmetric", "clip-search", "kv-paged"));
+                "quantize", "bits", "group-size", "keep", "override", "kv", "kv-cache", "kv-budget", "kv-block-size", "kv-prefix"), Set.of("symmetric", "clip-search", "kv-paged", "kv-compare"));
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
         int promptTokens = positive(args, "prompt-tokens", DEFAULT_PROMPT, 1);
         int genTokens = positive(args, "gen-tokens", DEFAULT_GEN, 0);
@@ -140,6 +143,10 @@ public final class BenchCommand implements Command {
             int sharedPrefix = args.getInt("kv-prefix", 0);
             if (sharedPrefix < 0 || sharedPrefix >= promptTokens) throw new Args.UsageException("--kv-prefix must be in [0, --prompt-tokens), got " + sharedPrefix);
             boolean paged = args.has("kv-paged") || sharedPrefix > 0;
+            // --kv-compare: both layouts, one pair of runs per measured run, in alternating order, so the
+            // ratio of each pair is taken under the same machine load and JIT state (docs/KVCACHE.md)
+            boolean compare = args.has("kv-compare");
+            if (compare && paged) throw new Args.UsageException("--kv-compare runs both layouts; drop --kv-paged and --kv-prefix");
             RunnerOptions options = RunnerOptions.builder().threads(threads).maxBatchTokens(promptTokens).maxLogitsRows(1)
                     .contextLength(context).kvDtype(kv).build();
             // paged: a pool of the budget's blocks (or just enough for the run), sequence 0 in blocks handed out by the block manager
@@ -152,8 +159,8 @@ public final class BenchCommand implements Command {
             if (plan != null && blockSize != 16) throw new Args.UsageException("--kv-budget plans blocks of 16 tokens; drop --kv-block-size or the budget");
             int poolBlocks = plan != null ? plan.numBlocks() : (context + blockSize - 1) / blockSize;
             try (ModelRunner runner = backend.load(source, options); KvCache cache = runner.newKvCache(1, paged ? 1 : context);
-                 KvStorage pool = paged ? runner.newKvStorage(poolBlocks, blockSize) : null) {
-                BlockManager blocks = paged ? BlockManager.builder().numBlocks(poolBlocks).blockSize(blockSize).kvDtype(kv).prefixCaching(sharedPrefix > 0).build() : null;
+                 KvStorage pool = paged || compare ? runner.newKvStorage(poolBlocks, blockSize) : null) {
+                BlockManager blocks = paged || compare ? BlockManager.builder().numBlocks(poolBlocks).blockSize(blockSize).kvDtype(kv).prefixCaching(sharedPrefix > 0).build() : null;
                 // --kv-prefix N: every run's prompt starts with the same N tokens (cached after the first run), then differs
                 long loadNanos = System.nanoTime() - loadStart;
                 int[] ids = InferenceBench.prompt(promptTokens, config.vocabSize(), config.bosTokenId(), PROMPT_SEED);
@@ -167,24 +174,35 @@ public final class BenchCommand implements Command {
                 long warmStart = System.nanoTime();
                 int warmUps = 0;
                 do {
-                    if (paged) InferenceBench.runPaged(runner, pool, blocks, nextPrompt(runIds, sharedPrefix, tails, config.vocabSize()), genTokens, null);
-                    else InferenceBench.run(runner, cache, prompt, genTokens, null);
+                    if (paged || compare) InferenceBench.runPaged(runner, pool, blocks, nextPrompt(runIds, sharedPrefix, tails, config.vocabSize()), genTokens, null);
+                    if (!paged) InferenceBench.run(runner, cache, prompt, genTokens, null);
                     warmUps++;
                 } while ((System.nanoTime() - warmStart < WARM_UP_NANOS || warmUps < MIN_WARM_UPS) && warmUps < 20);
-                List<InferenceBench.Run> measured = new ArrayList<>();
+                List<InferenceBench.Run> measured = new ArrayList<>(), comparedPaged = new ArrayList<>();
                 for (int r = 0; r < runs; r++) {
-                    InferenceBench.Run run = paged ? InferenceBench.runPaged(runner, pool, blocks, nextPrompt(runIds, sharedPrefix, tails, config.vocabSize()), genTokens, null)
-                            : InferenceBench.run(runner, cache, prompt, genTokens, null);
+                    InferenceBench.Run run = null, pagedRun = null;
+                    for (int k = 0; k < (compare ? 2 : 1); k++) {
+                        if (paged || compare && (k == 1) == (r % 2 == 0)) {
+                            pagedRun = InferenceBench.runPaged(runner, pool, blocks, nextPrompt(runIds, sharedPrefix, tails, config.vocabSize()), genTokens, null);
+                        } else {
+                            run = InferenceBench.run(runner, cache, prompt, genTokens, null);
+                        }
+                    }
+                    if (paged) run = pagedRun;
                     measured.add(run);
-                    err.printf(Locale.ROOT, "  run %d: TTFT %.1f ms, prefill %.1f t/s, decode %.1f t/s%n", r + 1, run.ttftMillis(),
-                            run.prefillTokensPerSecond(), run.decodeTokensPerSecond());
+                    err.printf(Locale.ROOT, "  run %d: TTFT %.1f ms, prefill %.1f t/s, decode %.1f t/s%s%n", r + 1, run.ttftMillis(),
+                            run.prefillTokensPerSecond(), run.decodeTokensPerSecond(), compare
+                                    ? String.format(Locale.ROOT, "; paged: TTFT %.1f ms, decode %.1f t/s (%.3f)", pagedRun.ttftMillis(), pagedRun.decodeTokensPerSecond(),
+                                            pagedRun.decodeTokensPerSecond() / run.decodeTokensPerSecond()) : "");
+                    if (compare) comparedPaged.add(pagedRun);
                 }
                 report = report(modelPath, modelName, source, runner, cache, options, promptTokens, genTokens, runs, loadNanos, measured);
                 report.put("warm_up_runs", warmUps);
                 var kvLayout = io.modelopt.core.kv.KvLayout.of(config.numLayers(), config.numKvHeads(), config.headDim(), poolBlocks, blockSize, kv);
-                report.put("kv_cache_layout", paged ? "paged" : "contiguous");
+                report.put("kv_cache_layout", paged ? "paged" : compare ? "contiguous and paged, alternating" : "contiguous");
                 report.put("kv_bytes_per_token", kvLayout.bytesPerToken());
-                if (paged) {
+                if (compare) report.put("kv_compare", compared(measured, comparedPaged));
+                if (paged || compare) {
                     report.put("kv_cache_blocks", poolBlocks);
                     report.put("kv_block_size", blockSize);
                     report.put("kv_cache_bytes", pool.byteSize());
@@ -204,6 +222,17 @@ public final class BenchCommand implements Command {
             err.println("wrote " + json.toAbsolutePath());
         }
         return 0;
+    }
+
+    /** The paged runs of {@code --kv-compare} and the paged/contiguous ratios of each pair. */
+    private static Map<String, Object> compared(List<InferenceBench.Run> contiguous, List<InferenceBench.Run> paged) {
+        double[] ratios = new double[paged.size()];
+        for (int i = 0; i < ratios.length; i++) ratios[i] = paged.get(i).decodeTokensPerSecond() / contiguous.get(i).decodeTokensPerSecond();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("paged_ttft_ms", stats(InferenceBench.Stats.of(paged, InferenceBench.Run::ttftMillis)));
+        m.put("paged_decode_tokens_per_s", stats(InferenceBench.Stats.of(paged, InferenceBench.Run::decodeTokensPerSecond)));
+        m.put("paged_over_contiguous_decode", stats(InferenceBench.Stats.of(ratios)));
+        return m;
     }
 
     /** {@code ids} with the tokens after the shared prefix drawn anew (all of {@code ids} when nothing is shared). */
@@ -344,6 +373,13 @@ public final class BenchCommand implements Command {
         line(out, "TTFT", "ms", (Map<String, Object>) r.get("ttft_ms"));
         line(out, "prefill", "t/s", (Map<String, Object>) r.get("prefill_tokens_per_s"));
         if (r.containsKey("decode_tokens_per_s")) line(out, "decode", "t/s", (Map<String, Object>) r.get("decode_tokens_per_s"));
+        if (r.get("kv_compare") instanceof Map<?, ?> c) {
+            line(out, "TTFT paged", "ms", (Map<String, Object>) c.get("paged_ttft_ms"));
+            line(out, "decode paged", "t/s", (Map<String, Object>) c.get("paged_decode_tokens_per_s"));
+            Map<String, Object> ratio = (Map<String, Object>) c.get("paged_over_contiguous_decode");
+            out.printf(Locale.ROOT, "%-12s %10.3f      (%.3f - %.3f) paged/contiguous decode, per alternating pair%n", "paged/contig",
+                    (Double) ratio.get("median"), (Double) ratio.get("min"), (Double) ratio.get("max"));
+        }
         if (r.containsKey("decode_allocated_bytes_per_token")) {
             out.printf(Locale.ROOT, "%-12s %10.0f B/token (heap, all threads, median)%n", "decode alloc", (Double) r.get("decode_allocated_bytes_per_token"));
         }

@@ -40,7 +40,10 @@ public final class InferenceBench {
     /** Median, minimum and maximum of some measurements. */
     public record Stats(double median, double min, double max, double[] values) {
         public static Stats of(List<Run> runs, java.util.function.ToDoubleFunction<Run> f) {
-            double[] v = runs.stream().mapToDouble(f).toArray();
+            return of(runs.stream().mapToDouble(f).toArray());
+        }
+
+        public static Stats of(double[] v) {
             double[] s = v.clone();
             Arrays.sort(s);
             int n = s.length;

@@ -49,7 +49,8 @@ public final class QuantizeCommand implements Command {
                   --bits B              rtn/gptq/awq: 2, 3, 4 or 8 (default 4; 8 is per channel symmetric unless told)
                   --group-size G        rtn: 32, 64, 128, or -1 for one group per row (default 128)
                   --symmetric           rtn: no zero points (INT4 defaults to asymmetric, as AutoAWQ)
-                  --clip-search         rtn: search each group's range for the lowest weight MSE
+                  --clip-search         rtn: search each group's range for the lowest weight MSE; gptq, awq+gptq: the
+                                        same search for each group GPTQ reaches (find_params with mse)
                   --calib FILE          awq, gptq, awq+gptq: calibration text (repeatable; *.ids/*.tokens: token ids)
                   --samples N           calibration sequences (default 128)
                   --seq-len L           tokens per sequence (default 512, capped at the model's context)

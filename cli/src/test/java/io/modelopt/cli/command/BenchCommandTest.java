@@ -97,6 +97,26 @@ class BenchCommandTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void benchKvCompareRunsBothLayoutsInPairsAndReportsTheirRatio() throws Exception {
+        Path model = synthMicro("q8_0");
+        Path json = dir.resolve("compare.json");
+        Result r = run("bench", "--model", model.toString(), "--prompt-tokens", "40", "--gen-tokens", "4", "--runs", "3",
+                "--threads", "1", "--kv-compare", "--json", json.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("decode paged") && r.out().contains("paged/contig"), r.out());
+        assertTrue(r.out().contains("contiguous and paged, alternating"), r.out());
+        Map<String, Object> c = (Map<String, Object>) Json.parseObject(Files.readString(json)).get("kv_compare");
+        Map<String, Object> ratio = (Map<String, Object>) c.get("paged_over_contiguous_decode");
+        List<Object> pairs = (List<Object>) ratio.get("values");
+        assertEquals(3, pairs.size(), "one ratio per measured pair");
+        for (Object v : pairs) assertTrue(((Number) v).doubleValue() > 0, "ratio " + v);
+        Result both = run("bench", "--model", model.toString(), "--kv-compare", "--kv-paged");
+        assertEquals(2, both.code());
+        assertTrue(both.err().contains("--kv-compare"), both.err());
+    }
+
+    @Test
     void benchRejectsBadOptions() {
         assertEquals(2, run("bench", "--runs", "0").code());
         assertEquals(2, run("bench", "--model", "x.gguf", "--type", "q4_0").code());

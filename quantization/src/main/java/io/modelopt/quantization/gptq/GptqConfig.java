@@ -18,9 +18,13 @@ import java.util.Locale;
  *                      format holds; off by default, implied by act-order
  * @param trueSequential quantize q/k/v, then o, then gate/up, then down, each on inputs computed
  *                      with the linears before it already quantized ({@code true_sequential})
+ * @param clipSearch    each group's scale and zero point from the range shrunk over a grid to the
+ *                      lowest squared error of its weights, as the reference quantizer's
+ *                      {@code find_params} with {@code mse} ({@link io.modelopt.quantization.rtn.RtnQuantizer#groupParams});
+ *                      off by default, as there
  */
 public record GptqConfig(double damp, double dampIncrement, double maxDamp, int blockSize, boolean actOrder, boolean staticGroups,
-                         boolean trueSequential) {
+                         boolean trueSequential, boolean clipSearch) {
     /** GPTQModel's defaults: damp 0.01 (+0.0025 up to 1.0), 128-column batches, no act-order, true-sequential. */
     public GptqConfig {
         if (!(damp > 0) || !Double.isFinite(damp)) throw new IllegalArgumentException("GPTQ damp must be positive (a fraction of the Hessian's mean diagonal, e.g. 0.01), got " + damp);
@@ -39,18 +43,18 @@ public record GptqConfig(double damp, double dampIncrement, double maxDamp, int 
 
     public Builder toBuilder() {
         return new Builder().damp(damp).dampIncrement(dampIncrement).maxDamp(maxDamp).blockSize(blockSize).actOrder(actOrder)
-                .staticGroups(staticGroups).trueSequential(trueSequential);
+                .staticGroups(staticGroups).trueSequential(trueSequential).clipSearch(clipSearch);
     }
 
     @Override public String toString() {
         return String.format(Locale.ROOT, "damp %.4g%s%s%s", damp, actOrder ? " act-order" : "", staticGroups && !actOrder ? " static-groups" : "",
-                trueSequential ? " true-sequential" : "");
+                trueSequential ? " true-sequential" : "") + (clipSearch ? " clip-search" : "");
     }
 
     public static final class Builder {
         private double damp = 0.01, dampIncrement = 0.0025, maxDamp = 1.0;
         private int blockSize = 128;
-        private boolean actOrder, staticGroups, staticGroupsSet, trueSequential = true;
+        private boolean actOrder, staticGroups, staticGroupsSet, trueSequential = true, clipSearch;
 
         private Builder() {}
 
@@ -66,7 +70,8 @@ public record GptqConfig(double damp, double dampIncrement, double maxDamp, int 
         }
         public Builder staticGroups(boolean v) { staticGroups = v; staticGroupsSet = true; return this; }
         public Builder trueSequential(boolean v) { trueSequential = v; return this; }
+        public Builder clipSearch(boolean v) { clipSearch = v; return this; }
 
-        public GptqConfig build() { return new GptqConfig(damp, dampIncrement, maxDamp, blockSize, actOrder, staticGroups, trueSequential); }
+        public GptqConfig build() { return new GptqConfig(damp, dampIncrement, maxDamp, blockSize, actOrder, staticGroups, trueSequential, clipSearch); }
     }
 }

@@ -6,7 +6,7 @@ import io.modelopt.quantization.calib.BlockMethod;
 import io.modelopt.quantization.calib.CalibratedModelQuantizer;
 import java.util.Set;
 
-/** Method {@code gptq}: {@link GptqBlockMethod} with the spec's damp and act-order, GPTQModel's other defaults. */
+/** Method {@code gptq}: {@link GptqBlockMethod} with the spec's damp, act-order and clip search, GPTQModel's other defaults. */
 public final class GptqQuantizer extends CalibratedModelQuantizer {
     @Override protected Set<String> methods() { return Set.of("gptq"); }
 
@@ -16,6 +16,6 @@ public final class GptqQuantizer extends CalibratedModelQuantizer {
 
     /** The GPTQ config a spec asks for. */
     public static GptqConfig config(QuantizationSpec spec) {
-        return GptqConfig.builder().damp(spec.damp()).actOrder(spec.actOrder()).build();
+        return GptqConfig.builder().damp(spec.damp()).actOrder(spec.actOrder()).clipSearch(spec.clipSearch()).build();
     }
 }

@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * current lazy batch ({@code find_params(W[:, c:c+g])} reads {@code W}, to which the updates
  * inside a batch are written back only at its end). Scales are rounded to the stored type
  * (F16) before codes are computed, so the error spread is that of the weights the model will
- * use. All arithmetic is double.
+ * use. With {@link GptqConfig#clipSearch()} each group's range is searched as {@code find_params}
+ * with {@code mse} does, on the weights it would take the min/max of. All arithmetic is double.
  *
  * <p>Rows are independent given {@code H}: they are processed in tiles of {@link #TILE} rows
  * (which share each read of {@code U}) on the pool's threads.
@@ -130,8 +131,7 @@ public final class GptqSolver {
         final int gs, maxq;
         final double[][] w = new double[TILE][], start = new double[TILE][], err = new double[TILE][];
         final IntRow[] out = new IntRow[TILE];
-        final float[] groupScale;
-        final int[] groupZero;
+        final float[] group; // one group's weights as floats, for find_params
 
         TileWork(int cols, IntScheme s, GptqConfig cfg, int[] perm, boolean[] dead, double[] u) {
             this.cols = cols;
@@ -148,8 +148,7 @@ public final class GptqSolver {
                 err[t] = new double[cfg.blockSize()];
                 out[t] = new IntRow(s, cols);
             }
-            groupScale = new float[TILE];
-            groupZero = new int[TILE];
+            group = new float[gs];
         }
 
         double run(float[] weights, int r0, int r1, RowSink sink) {
@@ -209,31 +208,14 @@ public final class GptqSolver {
             return loss;
         }
 
-        /** find_params over {@code x[o .. o+n)} into group {@code g} of {@code row}: RTN's rule (GPTQ's min/max with 0, F16-rounded scale). */
+        /** find_params over {@code x[o .. o+n)} into group {@code g} of {@code row}: RTN's rule (GPTQ's min/max with 0, F16-rounded scale), with mse if configured. */
         private void params(double[] x, int o, int n, IntRow row, int g) {
-            float lo = 0, hi = 0;
-            for (int k = 0; k < n; k++) {
-                float v = (float) x[o + k];
-                lo = Math.min(lo, v);
-                hi = Math.max(hi, v);
-            }
-            set(row, g, lo, hi);
+            for (int k = 0; k < n; k++) group[k] = (float) x[o + k];
+            RtnQuantizer.groupParams(group, 0, n, s, cfg.clipSearch(), row, g);
         }
 
         private void params(float[] x, int o, int n, IntRow row, int g) {
-            float lo = 0, hi = 0;
-            for (int k = 0; k < n; k++) {
-                lo = Math.min(lo, x[o + k]);
-                hi = Math.max(hi, x[o + k]);
-            }
-            set(row, g, lo, hi);
-        }
-
-        private void set(IntRow row, int g, float lo, float hi) {
-            float scale = RtnQuantizer.scale(s, lo, hi);
-            if (Float.isInfinite(scale)) throw new IllegalArgumentException("range [" + lo + ", " + hi + "] overflows an " + s.scaleType() + " scale");
-            row.scales[g] = scale;
-            row.zeros[g] = RtnQuantizer.zero(s, lo, scale);
+            RtnQuantizer.groupParams(x, o, n, s, cfg.clipSearch(), row, g);
         }
     }
 }

@@ -85,17 +85,36 @@ public final class RtnQuantizer {
     }
 
     private static void quantizeGroup(float[] w, int o, int n, IntScheme s, boolean clipSearch, IntRow dst, int g, int rowOff) {
-        float lo = 0, hi = 0;
         for (int k = 0; k < n; k++) {
             float x = w[o + k];
             if (!Float.isFinite(x)) throw new IllegalArgumentException("weight " + x + " at column " + (o - rowOff + k) + " of the row at offset " + rowOff);
-            lo = Math.min(lo, x);
-            hi = Math.max(hi, x);
+        }
+        try {
+            groupParams(w, o, n, s, clipSearch, dst, g);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("group " + g + " of the row at offset " + rowOff + ": " + e.getMessage(), e);
+        }
+        float scale = dst.scales[g];
+        int zero = dst.zeros[g], maxq = s.maxCode(), c0 = o - rowOff;
+        for (int k = 0; k < n; k++) dst.codes[c0 + k] = code(w[o + k], scale, zero, maxq);
+    }
+
+    /**
+     * The scale and zero point of the (finite) weights {@code w[o .. o+n)} into group {@code g} of
+     * {@code dst}, codes untouched: the range's RTN parameters, or with {@code clipSearch} the grid's
+     * best (class comment). GPTQ calls this for each group as it reaches it ({@code find_params},
+     * with {@code mse} when asked).
+     *
+     * @throws IllegalArgumentException if the range overflows the scheme's scale type
+     */
+    public static void groupParams(float[] w, int o, int n, IntScheme s, boolean clipSearch, IntRow dst, int g) {
+        float lo = 0, hi = 0;
+        for (int k = 0; k < n; k++) {
+            lo = Math.min(lo, w[o + k]);
+            hi = Math.max(hi, w[o + k]);
         }
         float scale = scale(s, lo, hi);
-        if (Float.isInfinite(scale)) {
-            throw new IllegalArgumentException("group " + g + " of the row at offset " + rowOff + ": range [" + lo + ", " + hi + "] overflows an " + s.scaleType() + " scale");
-        }
+        if (Float.isInfinite(scale)) throw new IllegalArgumentException("range [" + lo + ", " + hi + "] overflows an " + s.scaleType() + " scale");
         int zero = zero(s, lo, scale);
         if (clipSearch && scale != 0) {
             double best = error(w, o, n, s, scale, zero);
@@ -115,8 +134,6 @@ public final class RtnQuantizer {
         }
         dst.scales[g] = scale;
         dst.zeros[g] = zero;
-        int maxq = s.maxCode(), c0 = o - rowOff;
-        for (int k = 0; k < n; k++) dst.codes[c0 + k] = code(w[o + k], scale, zero, maxq);
     }
 
     /** The stored scale of range {@code [lo, hi]} ({@code lo ≤ 0 ≤ hi}): float arithmetic, then F16 rounding for an F16 scheme. */

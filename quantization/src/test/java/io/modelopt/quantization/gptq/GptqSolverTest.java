@@ -53,6 +53,36 @@ class GptqSolverTest {
 
     /** The paper's algorithm in float64; codes[r][c] in original column order. */
     static int[][] reference(float[] w, double[] h0, IntScheme s, double dampFrac, boolean actOrder, int blockSize) {
+        return reference(w, h0, s, dampFrac, actOrder, blockSize, false);
+    }
+
+    /**
+     * find_params of the reference quantizer over {@code x[off .. off+n)} into group g: the range with 0,
+     * and with {@code mse} its grid (p = 1 − i/100, i < 80) keeping the lowest squared error of the decode.
+     */
+    static void findParams(double[] x, int off, int n, IntScheme s, boolean mse, float[] scale, int[] zero, int g) {
+        float lo = 0, hi = 0;
+        for (int k = 0; k < n; k++) { lo = Math.min(lo, (float) x[off + k]); hi = Math.max(hi, (float) x[off + k]); }
+        scale[g] = RtnQuantizer.scale(s, lo, hi);
+        zero[g] = RtnQuantizer.zero(s, lo, scale[g]);
+        if (!mse || scale[g] == 0) return;
+        double best = Double.POSITIVE_INFINITY;
+        for (int i = 0; i < 80; i++) {
+            double p = 1 - i / 100.0;
+            float lo1 = (float) (p * lo), hi1 = (float) (p * hi), sc = RtnQuantizer.scale(s, lo1, hi1);
+            if (sc == 0) break;
+            int z = RtnQuantizer.zero(s, lo1, sc);
+            double err = 0;
+            for (int k = 0; k < n; k++) {
+                float v = (float) x[off + k];
+                double q = sc * (Math.clamp(Math.rint(v / (double) sc) + z, 0, s.maxCode()) - z);
+                err += (q - v) * (q - v);
+            }
+            if (err < best) { best = err; scale[g] = sc; zero[g] = z; }
+        }
+    }
+
+    static int[][] reference(float[] w, double[] h0, IntScheme s, double dampFrac, boolean actOrder, int blockSize, boolean mse) {
         int n = COLS;
         double[] h = h0.clone();
         boolean[] dead = new boolean[n];
@@ -89,24 +119,16 @@ class GptqSolverTest {
             int[] zero = new int[n / gs];
             boolean staticParams = gs == n || actOrder;
             if (gs == n) { // per channel: the weights as given
-                float lo = 0, hi = 0;
-                for (int c = 0; c < n; c++) { lo = Math.min(lo, w[r * n + c]); hi = Math.max(hi, w[r * n + c]); }
-                scale[0] = RtnQuantizer.scale(s, lo, hi); zero[0] = RtnQuantizer.zero(s, lo, scale[0]);
+                double[] given = new double[n];
+                for (int c = 0; c < n; c++) given[c] = w[r * n + c];
+                findParams(given, 0, n, s, mse, scale, zero, 0);
             } else if (actOrder) { // static groups
-                for (int g = 0; g < n / gs; g++) {
-                    float lo = 0, hi = 0;
-                    for (int k = 0; k < gs; k++) { lo = Math.min(lo, (float) orig[g * gs + k]); hi = Math.max(hi, (float) orig[g * gs + k]); }
-                    scale[g] = RtnQuantizer.scale(s, lo, hi); zero[g] = RtnQuantizer.zero(s, lo, scale[g]);
-                }
+                for (int g = 0; g < n / gs; g++) findParams(orig, g * gs, gs, s, mse, scale, zero, g);
             }
             for (int c = 0; c < n; c++) {
                 if (c % blockSize == 0) System.arraycopy(x, 0, snapshot, 0, n); // the reference code's find_params reads W as of the batch start
                 int g = order[c] / gs;
-                if (!staticParams && c % gs == 0) {
-                    float lo = 0, hi = 0;
-                    for (int k = 0; k < gs; k++) { lo = Math.min(lo, (float) snapshot[c + k]); hi = Math.max(hi, (float) snapshot[c + k]); }
-                    scale[g] = RtnQuantizer.scale(s, lo, hi); zero[g] = RtnQuantizer.zero(s, lo, scale[g]);
-                }
+                if (!staticParams && c % gs == 0) findParams(snapshot, c, gs, s, mse, scale, zero, g);
                 int code = scale[g] == 0 ? zero[g] : (int) Math.clamp(Math.rint(x[c] / scale[g]) + zero[g], 0, s.maxCode());
                 codes[r][order[c]] = code;
                 double q = (double) scale[g] * (code - zero[g]);
@@ -156,6 +178,48 @@ class GptqSolverTest {
         int changed = 0;
         for (int i = 0; i < ROWS; i++) for (int c = 0; c < COLS; c++) if (rtn[i][c] != ref[i][c]) changed++;
         assertTrue(changed > ROWS * COLS / 50, "GPTQ changed only " + changed + " codes");
+    }
+
+    /** Output error {@code Σ_r Δw_r H Δw_rᵀ} of decoded codes against the weights. */
+    static double outputError(float[] w, double[] h, IntScheme s, GptqConfig cfg) {
+        double[] dq = new double[ROWS * COLS];
+        GptqSolver.quantize("test.weight", w, ROWS, COLS, h.clone(), s, cfg, null, (r, row) -> {
+            for (int c = 0; c < COLS; c++) {
+                int g = c / row.groupSize;
+                dq[r * COLS + c] = (double) row.scales[g] * (row.codes[c] - row.zeros[g]) - w[r * COLS + c];
+            }
+        });
+        double e = 0;
+        for (int r = 0; r < ROWS; r++) {
+            for (int a = 0; a < COLS; a++) {
+                double da = dq[r * COLS + a];
+                if (da == 0) continue;
+                for (int b = 0; b < COLS; b++) e += da * h[a * COLS + b] * dq[r * COLS + b];
+            }
+        }
+        return e;
+    }
+
+    @ParameterizedTest(name = "INT{0} g{1} act-order {2}")
+    @CsvSource({"3,128,false", "4,-1,false", "3,64,true", "2,32,false"})
+    void clipSearchTakesEachGroupsParametersAsFindParamsWithMse(int bits, int group, boolean actOrder) {
+        Random r = new Random(5 + bits * 7 + group);
+        double[] h = hessian(inputs(r));
+        float[] w = weights(r);
+        IntScheme s = IntScheme.of(bits, group, false);
+        GptqConfig cfg = GptqConfig.builder().actOrder(actOrder).clipSearch(true).build();
+        int[][] ref = reference(w, h, s, cfg.damp(), actOrder, cfg.blockSize(), true);
+        int[][] got = ours(w, h, s, cfg, null);
+        int differ = 0;
+        for (int i = 0; i < ROWS; i++) for (int c = 0; c < COLS; c++) if (got[i][c] != ref[i][c]) differ++;
+        assertTrue(differ <= ROWS * COLS / 1000, differ + " of " + ROWS * COLS + " integers differ from the float64 reference with mse");
+        int[][] plain = ours(w, h, s, GptqConfig.builder().actOrder(actOrder).build(), null);
+        int changed = 0;
+        for (int i = 0; i < ROWS; i++) for (int c = 0; c < COLS; c++) if (got[i][c] != plain[i][c]) changed++;
+        assertTrue(changed > 0, "the search changed no code");
+        double withSearch = outputError(w, h, s, cfg), without = outputError(w, h, s, GptqConfig.builder().actOrder(actOrder).build());
+        System.out.printf("GPTQ INT%d g%d act-order %s: output error %.6g with clip search, %.6g without%n", bits, group, actOrder, withSearch, without);
+        assertTrue(withSearch < without, "clip search raised the output error: " + withSearch + " against " + without);
     }
 
     @Test
