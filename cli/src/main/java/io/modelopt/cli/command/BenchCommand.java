@@ -180,15 +180,18 @@ public final class BenchCommand implements Command {
                 } while ((System.nanoTime() - warmStart < WARM_UP_NANOS || warmUps < MIN_WARM_UPS) && warmUps < 20);
                 List<InferenceBench.Run> measured = new ArrayList<>(), comparedPaged = new ArrayList<>();
                 for (int r = 0; r < runs; r++) {
-                    InferenceBench.Run run = null, pagedRun = null;
-                    for (int k = 0; k < (compare ? 2 : 1); k++) {
-                        if (paged || compare && (k == 1) == (r % 2 == 0)) {
-                            pagedRun = InferenceBench.runPaged(runner, pool, blocks, nextPrompt(runIds, sharedPrefix, tails, config.vocabSize()), genTokens, null);
-                        } else {
-                            run = InferenceBench.run(runner, cache, prompt, genTokens, null);
-                        }
+                    InferenceBench.Run run, pagedRun = null;
+                    if (paged) {
+                        run = InferenceBench.runPaged(runner, pool, blocks, nextPrompt(runIds, sharedPrefix, tails, config.vocabSize()), genTokens, null);
+                    } else if (!compare) {
+                        run = InferenceBench.run(runner, cache, prompt, genTokens, null);
+                    } else if (r % 2 == 0) { // contiguous first in even pairs, paged first in odd ones
+                        run = InferenceBench.run(runner, cache, prompt, genTokens, null);
+                        pagedRun = InferenceBench.runPaged(runner, pool, blocks, runIds, genTokens, null);
+                    } else {
+                        pagedRun = InferenceBench.runPaged(runner, pool, blocks, runIds, genTokens, null);
+                        run = InferenceBench.run(runner, cache, prompt, genTokens, null);
                     }
-                    if (paged) run = pagedRun;
                     measured.add(run);
                     err.printf(Locale.ROOT, "  run %d: TTFT %.1f ms, prefill %.1f t/s, decode %.1f t/s%s%n", r + 1, run.ttftMillis(),
                             run.prefillTokensPerSecond(), run.decodeTokensPerSecond(), compare
