@@ -39,10 +39,13 @@ import java.util.TreeSet;
  * @param actOrder      GPTQ: quantize columns in descending order of the Hessian's diagonal ({@code desc_act}),
  *                      with static groups
  * @param damp          GPTQ: dampening as a fraction of the Hessian's mean diagonal (default {@value #DEFAULT_DAMP})
+ * @param duoScaling    AWQ: AutoAWQ's {@code duo_scaling} (its default, on): each candidate scale is
+ *                      {@code x̄^α / w̄^(1−α)}, the weights' relative magnitude per input channel dividing the
+ *                      activations' mean; off, the paper's {@code x̄^α}. Always true for the other methods.
  */
 public record QuantizationSpec(String method, int bits, int groupSize, boolean symmetric, boolean clipSearch,
                                ScaleType scaleType, boolean keepEmbeddingAndOutput, List<LayerRule> rules,
-                               CalibrationSpec calibration, boolean actOrder, double damp) {
+                               CalibrationSpec calibration, boolean actOrder, double damp, boolean duoScaling) {
 
     /** The group size written {@code --group-size -1}: one group per output row (per-channel). */
     public static final int PER_CHANNEL = -1;
@@ -160,7 +163,7 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
     public Builder toBuilder() {
         Builder b = new Builder(method).bits(bits).groupSize(groupSize).symmetric(symmetric).clipSearch(clipSearch)
                 .scaleType(scaleType).keepEmbeddingAndOutput(keepEmbeddingAndOutput).calibration(calibration)
-                .actOrder(actOrder).damp(damp);
+                .actOrder(actOrder).damp(damp).duoScaling(duoScaling);
         for (LayerRule r : rules) b.rule(r);
         return b;
     }
@@ -190,6 +193,7 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
             if (clipSearch) sb.append(" clip-search");
             if (actOrder) sb.append(" act-order");
             if (damp != DEFAULT_DAMP) sb.append(" damp ").append(damp);
+            if (!duoScaling) sb.append(" no-duo-scaling");
         }
         if (!rules.isEmpty()) sb.append(" rules ").append(rules);
         return sb.toString();
@@ -208,6 +212,7 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
         private CalibrationSpec calibration;
         private boolean actOrder;
         private double damp = DEFAULT_DAMP;
+        private boolean duoScaling = true;
 
         private Builder(String method) {
             this.method = normalize(method);
@@ -245,6 +250,9 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
         /** GPTQ's dampening, a positive fraction of the Hessian's mean diagonal. */
         public Builder damp(double damp) { this.damp = damp; return this; }
 
+        /** AWQ's {@code duo_scaling} (default on, as AutoAWQ); false searches the paper's {@code x̄^α} scales. */
+        public Builder duoScaling(boolean duoScaling) { this.duoScaling = duoScaling; return this; }
+
         /**
          * @throws IllegalArgumentException an unknown method (naming the known ones), or bits, a
          *         group size or an option the method does not take
@@ -256,7 +264,8 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
             }
             if (gguf) {
                 if (clipSearch) throw new IllegalArgumentException("clip search is an RTN option; " + method + " uses llama.cpp's own search");
-                return new QuantizationSpec(method, 0, PER_CHANNEL, false, false, scaleType, keepEmbeddingAndOutput, rules, calibration, false, DEFAULT_DAMP);
+                if (!duoScaling) throw new IllegalArgumentException("duo scaling is an AWQ option, not one of " + method);
+                return new QuantizationSpec(method, 0, PER_CHANNEL, false, false, scaleType, keepEmbeddingAndOutput, rules, calibration, false, DEFAULT_DAMP, true);
             }
             if (bits != 2 && bits != 3 && bits != 4 && bits != 8) throw new IllegalArgumentException(method + ": bits must be 2, 3, 4 or 8, got " + bits);
             if (groupSize != PER_CHANNEL && groupSize != 32 && groupSize != 64 && groupSize != 128) {
@@ -269,7 +278,8 @@ public record QuantizationSpec(String method, int bits, int groupSize, boolean s
             if (actOrder && !gptq) throw new IllegalArgumentException("act-order is a GPTQ option, not one of " + method);
             if (!(damp > 0) || !Double.isFinite(damp)) throw new IllegalArgumentException("damp must be positive (a fraction of the Hessian's mean diagonal, e.g. 0.01), got " + damp);
             if (damp != DEFAULT_DAMP && !gptq) throw new IllegalArgumentException("damp is a GPTQ option, not one of " + method);
-            return new QuantizationSpec(method, bits, groupSize, symmetric, clipSearch, scaleType, keepEmbeddingAndOutput, rules, calibration, actOrder, damp);
+            if (!duoScaling && !method.startsWith("awq")) throw new IllegalArgumentException("duo scaling is an AWQ option, not one of " + method);
+            return new QuantizationSpec(method, bits, groupSize, symmetric, clipSearch, scaleType, keepEmbeddingAndOutput, rules, calibration, actOrder, damp, duoScaling);
         }
     }
 }

@@ -58,6 +58,12 @@ class QuantizationSpecTest {
         assertThrows(IllegalArgumentException.class, () -> QuantizationSpec.awq().clipSearch(true).build());
         assertTrue(QuantizationSpec.gptq().clipSearch(true).build().clipSearch(), "GPTQ takes the clip search (find_params with mse)");
         assertTrue(QuantizationSpec.awqGptq().clipSearch(true).build().clipSearch(), "and so does AWQ+GPTQ's GPTQ");
+        assertTrue(QuantizationSpec.awq().build().duoScaling(), "AWQ searches AutoAWQ's duo scales unless told");
+        assertFalse(QuantizationSpec.awqGptq().duoScaling(false).build().duoScaling());
+        assertTrue(QuantizationSpec.awq().duoScaling(false).build().toString().contains("no-duo-scaling"));
+        e = assertThrows(IllegalArgumentException.class, () -> QuantizationSpec.gptq().duoScaling(false).build());
+        assertTrue(e.getMessage().contains("duo scaling") && e.getMessage().contains("gptq"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> QuantizationSpec.gguf("q4_k_m").duoScaling(false).build());
         assertThrows(IllegalArgumentException.class, () -> QuantizationSpec.method(" ").build());
         assertThrows(IllegalArgumentException.class, () -> new QuantizationSpec.CalibrationSpec(List.of(), 128, 512, 0));
         assertThrows(IllegalArgumentException.class, () -> new QuantizationSpec.CalibrationSpec(List.of(Path.of("t.txt")), 0, 512, 0));

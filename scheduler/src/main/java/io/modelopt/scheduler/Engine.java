@@ -72,6 +72,8 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
     private volatile Throwable brokenBy;
     private int failedStepsInARow;
     private long lastLogNanos = System.nanoTime();
+    /** The snapshot the last periodic log line showed (its rates are since this one), or null before the first. */
+    private MetricsSnapshot lastLogged;
 
     private Engine(ModelRunner runner, Tokenizer tokenizer, KvBlockPool pool, EngineConfig config, AutoCloseable owned) {
         this.runner = runner;
@@ -219,6 +221,7 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
      */
     @Override public io.modelopt.core.generate.GenerationResult generate(String prompt, GenerationOptions options, TokenListener listener) {
         TokenListener l = listener == null ? TokenListener.NONE : listener;
+        java.util.Objects.requireNonNull(prompt, "prompt is null");
         int[] promptIds = tokenizer.encode(prompt, true, true);
         // as Generator: a budget past the context ends as CONTEXT_FULL where submit() would refuse it
         int room = contextLength - promptIds.length;
@@ -227,20 +230,35 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
         GenerationOptions o = clamped ? options.withMaxTokens(room) : options;
         java.util.function.Function<FinishReason, FinishReason> reason = f -> clamped && f == FinishReason.MAX_TOKENS ? FinishReason.CONTEXT_FULL : f;
         java.util.concurrent.CountDownLatch delivered = new java.util.concurrent.CountDownLatch(1);
+        // The caller's listener throwing ends the request and reaches the caller, as Generator passes it on;
+        // the handle would otherwise detach the listener and the caller would wait for a completion never delivered.
+        java.util.concurrent.atomic.AtomicReference<RuntimeException> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<RequestHandle> self = new java.util.concurrent.atomic.AtomicReference<>();
         RequestHandle h = submit(EngineRequest.builder().promptTokens(promptIds).options(o).build(), new EngineListener() {
             @Override public void onToken(TokenEvent e) {
-                if (e.isFinish()) l.onFinish(e.text(), reason.apply(e.finishReason()));
-                else l.onToken(e.tokenId(), e.text());
+                if (thrown.get() != null) return;
+                try {
+                    if (e.isFinish()) l.onFinish(e.text(), reason.apply(e.finishReason()));
+                    else l.onToken(e.tokenId(), e.text());
+                } catch (RuntimeException | Error x) {
+                    thrown.set(x instanceof RuntimeException re ? re : new IllegalStateException("the token listener failed", x));
+                    RequestHandle me = self.get();
+                    if (me != null) me.cancel();
+                    delivered.countDown();
+                }
             }
 
             @Override public void onComplete(EngineResult result) { delivered.countDown(); }
 
             @Override public void onError(Throwable error) { delivered.countDown(); }
         });
+        self.set(h);
         EngineResult r;
         try {
+            if (thrown.get() != null) h.cancel(); // it threw before the handle was known
             r = h.await();
             delivered.await(); // the listener has seen every token before this returns, as with Generator
+            if (thrown.get() != null) throw thrown.get();
         } catch (InterruptedException e) {
             h.cancel();
             Thread.currentThread().interrupt();
@@ -263,6 +281,12 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
     public int kvPoolBlocks() { return blocks.numBlocks(); }
 
     public boolean isClosed() { return stopped; }
+
+    /** Whether every delivery thread (virtual, so not in {@code Thread.getAllStackTraces}) has ended: after close. */
+    boolean deliveryTerminated() { return delivery.isTerminated(); }
+
+    /** Whether {@link #close()} has begun (tests wait for it). */
+    boolean isClosing() { return closing; }
 
     /**
      * Stops admitting, lets running and waiting requests finish within the grace period, cancels
@@ -361,6 +385,7 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
 
     /** Ends every unfinished sample of {@code r} with {@code why} and completes the request. */
     private void end(RequestState r, FinishReason why, long now) {
+        r.endedBy = why;
         for (Sample s : r.samples) {
             if (s == null || s.state.finished()) continue;
             s.state.stop(why, listener(s, null));
@@ -450,7 +475,16 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
         for (int i = 0; i < st.samples().size(); i++) {
             Sample s = st.samples().get(i);
             if (s.computed != s.length) continue;
-            generated += onLogits(s, logits, row++, t1);
+            int r = row++;
+            if (s.request.ended) continue; // failed on an earlier row of this step
+            // Sampling, the logits observer and the detokenizer run per sequence: one that throws
+            // (a row with no finite logit, an observer's bug) fails its own request, not the step.
+            try {
+                generated += onLogits(s, logits, r, t1);
+            } catch (RuntimeException | Error e) {
+                log.warn("engine: request {} failed after the step's forward; failing it", s.request.handle.id(), e);
+                fail(s.request, e);
+            }
         }
         if (st.prefillTokens() == 0) {
             metrics.decodeOnlySteps.increment();
@@ -532,7 +566,9 @@ public final class Engine implements io.modelopt.core.spi.ServingEngine {
         long now = System.nanoTime();
         if (now - lastLogNanos >= config.metricsLogInterval().toNanos()) {
             lastLogNanos = now;
-            log.info(metrics().line());
+            MetricsSnapshot m = metrics();
+            log.info(m.line(lastLogged));
+            lastLogged = m;
         }
     }
 

@@ -16,6 +16,8 @@ final class RequestState {
     long firstScheduledNanos = -1, firstTokenNanos = -1;
     int finishedSamples;
     boolean ended;
+    /** Why the engine ended the request early (cancelled, expired, or cancelled by close), or null. */
+    FinishReason endedBy;
 
     RequestState(RequestHandle handle, EngineRequest request, int[] prompt, long submitNanos) {
         this.handle = handle;
@@ -35,7 +37,7 @@ final class RequestState {
             Sample s = samples[i];
             if (s == null) {
                 // never started (ended before its prompt finished): an empty completion
-                FinishReason why = handle.cancelRequested() ? FinishReason.CANCELLED : FinishReason.EXPIRED;
+                FinishReason why = endedBy != null ? endedBy : handle.cancelRequested() ? FinishReason.CANCELLED : FinishReason.EXPIRED;
                 cs.add(new Completion(i, "", new int[0], why, new long[0]));
                 continue;
             }

@@ -57,6 +57,29 @@ class BatchInvarianceTest {
         }
     }
 
+    /**
+     * {@code n} parallel samples with a seed take seed, seed+1, …: each of the three samples of one
+     * request equals a request of its own with that seed (bit-identical logits in this mode, so the
+     * same draws), and the samples differ from each other.
+     */
+    @org.junit.jupiter.api.Test
+    void parallelSamplesTakeConsecutiveSeeds() throws Exception {
+        try (EngineFixtures f = EngineFixtures.open("stories260K", true); Engine e = f.engine(config())) {
+            long seed = 41;
+            java.util.function.LongFunction<io.modelopt.core.generate.GenerationOptions> opts = sd -> io.modelopt.core.generate.GenerationOptions.builder()
+                    .maxTokens(16).sampling(io.modelopt.core.sampling.SamplingParams.builder().temperature(1.0f).seed(sd).build()).build();
+            EngineResult three = e.submit(EngineRequest.builder().prompt("Once upon a time").options(opts.apply(seed)).n(3).ignoreEos(true).build()).await();
+            assertEquals(3, three.completions().size());
+            java.util.Set<String> distinct = new java.util.HashSet<>();
+            for (int i = 0; i < 3; i++) {
+                EngineResult alone = e.submit(EngineRequest.builder().prompt("Once upon a time").options(opts.apply(seed + i)).ignoreEos(true).build()).await();
+                assertArrayEquals(alone.tokenIds(), three.completions().get(i).tokenIds(), "sample " + i + " is the request with seed " + (seed + i));
+                distinct.add(java.util.Arrays.toString(three.completions().get(i).tokenIds()));
+            }
+            assertTrue(distinct.size() > 1, "three samples at temperature 1 with different seeds all equal: " + distinct);
+        }
+    }
+
     /** The default mode: how often a greedy output parts from its solo run (printed, not asserted beyond sanity). */
     @ParameterizedTest @ValueSource(strings = {"stories260K", "brown-llama"})
     void defaultModeGreedyDivergence(String model) throws Exception {

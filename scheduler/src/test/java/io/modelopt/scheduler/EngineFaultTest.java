@@ -132,6 +132,77 @@ class EngineFaultTest {
         }
     }
 
+    /** A token listener of {@code generate} (the single-request form) that throws reaches its caller, and does not hang it. */
+    @Test
+    void aThrowingGenerateListenerReachesItsCaller() {
+        try (Engine e = f.engine(config())) {
+            var options = io.modelopt.core.generate.GenerationOptions.builder().maxTokens(50).build();
+            var ex = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(60), () -> assertThrows(IllegalStateException.class,
+                    () -> e.generate("Once upon", options, new io.modelopt.core.generate.TokenListener() {
+                        int seen;
+
+                        @Override public void onToken(int tokenId, String text) {
+                            if (++seen == 2) throw new IllegalStateException("listener bug");
+                        }
+
+                        @Override public void onFinish(String text, FinishReason reason) {}
+                    })));
+            assertEquals("listener bug", ex.getMessage());
+            var npe = assertThrows(NullPointerException.class, () -> e.generate(null, options, null));
+            assertTrue(npe.getMessage().contains("prompt"), npe.getMessage());
+            assertEquals(4, e.generate("Once", options.withMaxTokens(4), null).tokenIds().length, "the engine goes on serving");
+        }
+    }
+
+    /**
+     * An exception after the forward (here the logits observer; a row with no finite logit fails the
+     * same way in the sampler) fails the request it was for, with its cause; the others in that
+     * step go on, and so does the engine.
+     */
+    @Test
+    void aFailureAfterTheForwardFailsOnlyItsRequest() throws Exception {
+        try (Engine e = f.engine(config())) {
+            java.util.concurrent.atomic.AtomicLong victim = new java.util.concurrent.atomic.AtomicLong(-1);
+            e.observeLogits((id, s, p, b, o, v) -> {
+                if (id == victim.get() && p > 3) throw new IllegalStateException("observer bug");
+            });
+            RequestHandle good = e.submit(EngineRequest.builder().prompt("Once upon a").maxTokens(12).ignoreEos(true).build());
+            RequestHandle bad = e.submit(EngineRequest.builder().prompt("Once upon").maxTokens(12).ignoreEos(true).build());
+            victim.set(bad.id());
+            var ex = assertThrows(ExecutionException.class, bad::await);
+            assertEquals("observer bug", ex.getCause().getMessage());
+            assertEquals(12, good.await().completionTokens(), "the other request of those steps completes");
+            assertEquals(1, e.metrics().failed());
+            assertEquals(3, e.submit(EngineRequest.of("Once", 3)).await().completionTokens(), "the engine goes on serving");
+        }
+    }
+
+    /** {@code close()} past its grace ends an {@code n} > 1 request whose prompt has not run: every sample, started or not, is CANCELLED. */
+    @Test
+    void closeCancelsUnstartedSamplesAsCancelled() throws Exception {
+        CountDownLatch release = new CountDownLatch(1), entered = new CountDownLatch(1);
+        Engine e = f.engine(config().toBuilder().maxNumSeqs(2).closeGrace(Duration.ZERO).build());
+        e.observeLogits((id, s, p, b, o, v) -> {
+            entered.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException ignored) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        RequestHandle running = e.submit(EngineRequest.builder().prompt("Once").maxTokens(50).ignoreEos(true).build());
+        entered.await(); // the loop is held inside its first step
+        RequestHandle waiting = e.submit(EngineRequest.builder().prompt("upon a time").maxTokens(4).n(2).build());
+        Thread closer = Thread.ofPlatform().start(e::close);
+        while (!e.isClosing()) Thread.sleep(1);
+        release.countDown();
+        closer.join();
+        EngineResult r = waiting.await();
+        assertEquals(2, r.completions().size());
+        for (Completion c : r.completions()) assertEquals(FinishReason.CANCELLED, c.finishReason(), "sample " + c.index());
+        assertEquals(FinishReason.CANCELLED, running.await().finishReason());
+    }
+
     @Test
     void aLateSubscriberGetsEveryEventAndDemandIsHonoured() throws Exception {
         try (Engine e = f.engine(config())) {

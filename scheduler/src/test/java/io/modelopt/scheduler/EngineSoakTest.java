@@ -116,6 +116,7 @@ class EngineSoakTest {
             assertEquals(0, end.running());
             assertTrue(engine.isClosed());
             assertFalse(Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().startsWith("modelopt-engine")), "no engine thread is left");
+            assertTrue(engine.deliveryTerminated(), "no delivery thread (virtual) is left");
         }
     }
 }

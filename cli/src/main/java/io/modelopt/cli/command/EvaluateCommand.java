@@ -42,7 +42,7 @@ public final class EvaluateCommand implements Command {
                   --quant MODEL         the model to judge (same tokenizer), a .gguf file or HF directory
                   --quantize METHOD     instead of --quant: the base quantized in memory, as `quantize --method`
                                         does, with its --bits, --group-size, --symmetric, --clip-search, --calib,
-                                        --samples, --seq-len, --seed, --act-order, --damp, --keep and --override
+                                        --samples, --seq-len, --seed, --act-order, --damp, --no-duo-scaling, --keep and --override
                                         (for schemes no file format holds, such as INT3, or INT4 beside ggml types)
                   --text FILE           UTF-8 text, tokenized as one string (with BOS as the tokenizer adds it)
                   --ctx N               tokens per window (default and maximum: the models' trained context length)
@@ -70,7 +70,7 @@ public final class EvaluateCommand implements Command {
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         Args args = Args.parse(argv, Set.of("base", "quant", "text", "ctx", "chunks", "gen-tokens", "prompts", "json", "threads", "kv", "backend",
                         "quantize", "bits", "group-size", "keep", "override", "calib", "samples", "seq-len", "seed", "damp"),
-                Set.of("quiet", "symmetric", "clip-search", "act-order"));
+                Set.of("quiet", "symmetric", "clip-search", "act-order", "no-duo-scaling"));
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
         if (args.has("quant") && args.has("quantize")) throw new Args.UsageException("give either --quant MODEL or --quantize METHOD, not both");
         if (!args.has("quant") && !args.has("quantize")) throw new Args.UsageException("missing required option --quant (or --quantize METHOD)");

@@ -57,6 +57,7 @@ public final class QuantizeCommand implements Command {
                   --seed S              of the random choice of sequences (default 0)
                   --act-order           gptq: columns in descending order of the Hessian's diagonal (static groups)
                   --damp D              gptq: dampening, a fraction of the Hessian's mean diagonal (default 0.01)
+                  --no-duo-scaling      awq, awq+gptq: search the paper's x^a scales, not AutoAWQ's default x^a / w^(1-a)
                   --keep PATTERN        leave matching tensors as they are (repeatable)
                   --override PAT=TYPE   give matching tensors TYPE: keep, F16, F32, a ggml type (Q4_K, Q8_0...),
                                         or ours (INT8, INT4_G128, INT4_G32_SYM ...); repeatable, later rules win.
@@ -79,7 +80,7 @@ public final class QuantizeCommand implements Command {
     @Override public int run(String[] argv, PrintStream out, PrintStream err) {
         Args args = Args.parse(argv, Set.of("model", "method", "imatrix", "out", "bits", "group-size", "keep", "override", "format",
                         "calib", "samples", "seq-len", "seed", "damp"),
-                Set.of("force", "symmetric", "clip-search", "plan", "act-order"));
+                Set.of("force", "symmetric", "clip-search", "plan", "act-order", "no-duo-scaling"));
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
         if (!args.has("model")) throw new Args.UsageException("--model is required");
         if (!args.has("method")) throw new Args.UsageException("--method is required");
@@ -138,6 +139,7 @@ public final class QuantizeCommand implements Command {
         if (args.has("clip-search")) b.clipSearch(true);
         if (args.has("act-order")) b.actOrder(true);
         if (args.has("damp")) b.damp(Double.parseDouble(args.get("damp", null)));
+        if (args.has("no-duo-scaling")) b.duoScaling(false);
         if (args.has("calib")) {
             List<Path> files = new java.util.ArrayList<>();
             for (Map.Entry<String, String> o : args.occurrences()) {

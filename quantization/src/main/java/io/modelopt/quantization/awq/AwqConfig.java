@@ -17,8 +17,8 @@ package io.modelopt.quantization.awq;
  *                         quarter of its tokens: those losses rerun the module 20 times per group, and
  *                         AutoAWQ's own default set (128 Pile texts, ≤ 512 tokens each) is of that size. The
  *                         mean |x|, the o/down losses and the clip sample use every token.
- * @param duoScaling       AutoAWQ's {@code duo_scaling} (scales also divided by the weights' relative
- *                         magnitude, {@link ScaleSearch#duoScales}); off by default: the paper's {@code x̄^α}
+ * @param duoScaling       AutoAWQ's {@code duo_scaling}, on by default as there (scales also divided by the
+ *                         weights' relative magnitude, {@link ScaleSearch#duoScales}); off: the paper's {@code x̄^α}
  */
 public record AwqConfig(int scaleGrid, boolean clip, int clipGrid, double maxShrink, int clipSampleTokens, int searchTokens, boolean duoScaling) {
     public AwqConfig {
@@ -40,7 +40,7 @@ public record AwqConfig(int scaleGrid, boolean clip, int clipGrid, double maxShr
         private double maxShrink = 0.5;
         private int clipSampleTokens = 512;
         private int searchTokens = 16_384;
-        private boolean duoScaling;
+        private boolean duoScaling = true;
 
         private Builder() {}
 

@@ -41,7 +41,7 @@ public final class AwqQuantizer extends CalibratedModelQuantizer {
     @Override protected BlockMethod blockMethod(QuantizationSpec spec, ComputePool pool) {
         ModelSource source = SOURCE.get();
         if (source == null) throw new IllegalStateException("AwqQuantizer.blockMethod outside quantize");
-        AwqConfig config = AwqConfig.defaults();
+        AwqConfig config = AwqConfig.builder().duoScaling(spec.duoScaling()).build();
         AwqBlockMethod m = spec.method().equals("awq+gptq")
                 ? new AwqBlockMethod(config, GptqQuantizer.config(spec), pool, name -> read(source, name))
                 : new AwqBlockMethod(config, null, pool, name -> read(source, name));

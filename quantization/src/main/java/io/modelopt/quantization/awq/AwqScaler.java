@@ -129,23 +129,8 @@ final class AwqScaler {
     /** AutoAWQ's {@code w_mean}: per input column, the mean over the group's rows of |w| / max |w| of its quantization group. */
     private static float[] weightMean(BlockContext ctx, ScalingGroup g, Map<Linear, FloatWeight> w) {
         int cols = w.get(g.linears().getFirst()).cols();
-        double[] sum = new double[cols];
-        long rows = 0;
-        for (Linear l : g.linears()) {
-            FloatWeight f = w.get(l);
-            int gs = ctx.scheme(l).groupSize(cols);
-            for (int r = 0; r < f.rows(); r++) {
-                for (int o = 0; o < cols; o += gs) {
-                    float max = 0;
-                    for (int k = 0; k < gs; k++) max = Math.max(max, Math.abs(f.data()[r * cols + o + k]));
-                    for (int k = 0; k < gs; k++) sum[o + k] += Math.abs(f.data()[r * cols + o + k]) / (max + 1e-6);
-                }
-            }
-            rows += f.rows();
-        }
-        float[] m = new float[cols];
-        for (int c = 0; c < cols; c++) m[c] = (float) (sum[c] / rows);
-        return m;
+        float[][] weights = g.linears().stream().map(l -> w.get(l).data()).toArray(float[][]::new);
+        return ScaleSearch.weightMean(cols, ctx.scheme(g.linears().getFirst()).groupSize(cols), weights);
     }
 
     /** The module-output losses of one block's groups, with the float references computed once. */

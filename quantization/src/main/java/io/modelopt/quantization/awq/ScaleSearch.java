@@ -3,9 +3,10 @@ package io.modelopt.quantization.awq;
 import java.util.function.ToDoubleFunction;
 
 /**
- * AutoAWQ's {@code _compute_best_scale} (without {@code duo_scaling}): for {@code α = i / n},
- * {@code i = 0 … n − 1}, per-input-channel scales {@code s = max(x̄^α, 1e−4)} from the mean
- * activation magnitude {@code x̄}, normalized to {@code s / sqrt(max s · min s)}; the α whose
+ * AutoAWQ's {@code _compute_best_scale}: for {@code α = i / n}, {@code i = 0 … n − 1},
+ * per-input-channel scales {@code s = max(x̄^α, 1e−4)} from the mean activation magnitude
+ * {@code x̄} (with {@code duo_scaling}, AutoAWQ's default: {@code x̄^α / (w̄^(1−α) + 1e−4)},
+ * {@link #duoScales}), normalized to {@code s / sqrt(max s · min s)}; the α whose
  * scales give the lowest loss wins (the first on ties, as AutoAWQ's strict {@code <}).
  * {@code α = 0} gives all ones, the unscaled quantization, so the search never does worse than
  * RTN by its own loss.
@@ -39,6 +40,33 @@ public final class ScaleSearch {
         float[] x = new float[meanAbs.length];
         for (int c = 0; c < x.length; c++) x[c] = (float) (Math.pow(meanAbs[c], alpha) / (Math.pow(weightMean[c], 1 - alpha) + 1e-4));
         return scales(x, 1);
+    }
+
+    /**
+     * {@code duo_scaling}'s {@code w̄}: per input channel, the mean over the rows of all the group's
+     * linears (concatenated, as AutoAWQ's {@code torch.cat}) of {@code |w| / (max |w| + 1e−6)}, the
+     * maximum taken over the weight's quantization group of {@code groupSize} columns.
+     *
+     * @param weights row-major matrices of {@code cols} columns each
+     */
+    public static float[] weightMean(int cols, int groupSize, float[]... weights) {
+        if (groupSize <= 0 || cols % groupSize != 0) throw new IllegalArgumentException("group size " + groupSize + " does not divide " + cols + " columns");
+        double[] sum = new double[cols];
+        long rows = 0;
+        for (float[] f : weights) {
+            if (f.length % cols != 0) throw new IllegalArgumentException("a weight of " + f.length + " values is not a matrix of " + cols + " columns");
+            for (int r = 0; r < f.length / cols; r++) {
+                for (int o = 0; o < cols; o += groupSize) {
+                    float max = 0;
+                    for (int k = 0; k < groupSize; k++) max = Math.max(max, Math.abs(f[r * cols + o + k]));
+                    for (int k = 0; k < groupSize; k++) sum[o + k] += Math.abs(f[r * cols + o + k]) / (max + 1e-6);
+                }
+            }
+            rows += f.length / cols;
+        }
+        float[] m = new float[cols];
+        for (int c = 0; c < cols; c++) m[c] = (float) (sum[c] / rows);
+        return m;
     }
 
     /** As {@link #search(float[], int, ToDoubleFunction)}, with {@link #duoScales} when {@code weightMean} is not null. */
