@@ -8,7 +8,7 @@ package io.modelopt.core.kernel;
  * rounds exactly as the vector instructions do.
  *
  * <p>Why not {@code Math.exp}: the same values as llama.cpp keep a quantized model's activations
- * on the same side of every rounding boundary (see {@link Rope}); and a polynomial of FMAs can be
+ * on the same side of every rounding boundary (see {@code model.Rope}); and a polynomial of FMAs can be
  * vectorized ({@link ElementwiseVector#expShift}, {@link ElementwiseVector#siluMul}) with results that do not depend on the JIT, unlike
  * the Vector API's own {@code EXP}.
  */

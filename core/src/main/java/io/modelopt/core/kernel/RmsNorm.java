@@ -6,7 +6,7 @@ package io.modelopt.core.kernel;
  * {@code LlamaRMSNorm} (the product {@code x·scale} is rounded to float before the weight
  * multiply in both). The scale is computed with llama.cpp's exact operations (float squares summed
  * in double, float mean, {@code 1.0f/sqrtf(mean + eps)}) in both modes, so a quantized model sees
- * the same activations as in llama.cpp (see {@link Rope} on why that matters); only the final
+ * the same activations as in llama.cpp (see {@code model.Rope} on why that matters); only the final
  * multiplies, which are exact element by element, are vectorized. {@code out} may be {@code x}.
  */
 public final class RmsNorm {

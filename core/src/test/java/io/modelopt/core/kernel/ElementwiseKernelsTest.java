@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.modelopt.core.model.Rope;
 import io.modelopt.core.model.RopeConvention;
 import io.modelopt.core.model.RopeScaling;
 import io.modelopt.core.tensor.GgmlType;

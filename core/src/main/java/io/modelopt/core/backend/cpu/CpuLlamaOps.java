@@ -9,7 +9,6 @@ import io.modelopt.core.kernel.ComputePool;
 import io.modelopt.core.kernel.KernelMode;
 import io.modelopt.core.kernel.MatMul;
 import io.modelopt.core.kernel.RmsNorm;
-import io.modelopt.core.kernel.Rope;
 import io.modelopt.core.kernel.SwiGlu;
 import io.modelopt.core.kernel.WeightMatrix;
 import io.modelopt.core.kv.KvCache;
@@ -17,6 +16,7 @@ import io.modelopt.core.kv.KvDtype;
 import io.modelopt.core.kv.KvLayout;
 import io.modelopt.core.kv.KvStorage;
 import io.modelopt.core.model.ModelConfig;
+import io.modelopt.core.model.Rope;
 import io.modelopt.core.model.RopeConvention;
 import io.modelopt.core.model.llama.LlamaOps;
 

@@ -18,7 +18,7 @@ import io.modelopt.core.model.Architecture;
 import io.modelopt.core.model.ModelConfig;
 import io.modelopt.core.model.RopeConvention;
 import io.modelopt.core.model.RopeScaling;
-import io.modelopt.core.kernel.Rope;
+import io.modelopt.core.model.Rope;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

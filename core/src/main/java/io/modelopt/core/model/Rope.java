@@ -1,7 +1,5 @@
-package io.modelopt.core.kernel;
+package io.modelopt.core.model;
 
-import io.modelopt.core.model.RopeConvention;
-import io.modelopt.core.model.RopeScaling;
 import java.util.Locale;
 
 /**
@@ -27,6 +25,10 @@ import java.util.Locale;
  * <p>{@link #rotate} applies the rotation in one of the two element orders (see
  * {@link RopeConvention}); the pair frequency is the same in both, which is why a GGUF with
  * permuted Q/K rows and an HF checkpoint give the same logits.
+ *
+ * <p>It lives with the model, not with the kernels: its frequencies and element order are the
+ * model's configuration ({@link ModelConfig}), and the kernel package must not depend on the model
+ * package (ggml's line between the compute layer and the graph).
  */
 public final class Rope {
     private final int headDim;
