@@ -98,10 +98,12 @@ public final class EvaluateCommand implements Command {
         long start = System.nanoTime();
         Evaluation.Result result;
         Optional<ProcessMemory.Mapped> baseMapped, quantMapped;
+        Optional<String> calibration;
         try (EvaluationModels models = spec == null ? EvaluationModels.load(base, quant, options)
                 : EvaluationModels.quantizeAndLoad(base, spec, options, progress)) {
             if (spec != null) err.printf(Locale.ROOT, "quantized %s in memory (%s) in %.1f s%n", base, spec, (System.nanoTime() - start) / 1e9);
             result = models.evaluate(text, progress);
+            calibration = calibrationRecord(models.quant().source().metadata());
             // while both are still loaded: the pages of each file the evaluation touched
             baseMapped = ProcessMemory.mappedFiles(modelFiles(base));
             quantMapped = spec == null ? ProcessMemory.mappedFiles(modelFiles(quant)) : Optional.empty();
@@ -117,6 +119,7 @@ public final class EvaluateCommand implements Command {
         }
         out.println("base:  " + base);
         out.println("quant: " + (spec == null ? quant : spec + ", quantized in memory"));
+        calibration.ifPresent(c -> out.println("calibration: " + c));
         out.printf(Locale.ROOT, "text:  %s, %d tokens; context %d, KV %s, %d threads; %.1f s%n", textFile, result.tokens(), result.contextLength(),
                 result.kvDtype().name().toLowerCase(Locale.ROOT), options.threads(), seconds);
         out.println();
@@ -128,6 +131,7 @@ public final class EvaluateCommand implements Command {
 
         if (json != null) {
             Map<String, Object> doc = new LinkedHashMap<>(result.toJson());
+            calibration.ifPresent(c -> doc.put("calibration", c));
             Map<String, Object> process = new LinkedHashMap<>();
             baseMapped.ifPresent(m -> process.put("base_mapped_rss_bytes", m.rssBytes()));
             quantMapped.ifPresent(m -> process.put("quant_mapped_rss_bytes", m.rssBytes()));
@@ -140,6 +144,18 @@ public final class EvaluateCommand implements Command {
             err.println("wrote " + json.toAbsolutePath());
         }
         return 0;
+    }
+
+    /**
+     * What a calibrated model was calibrated on, as the quantizer recorded it: the in-memory model's
+     * (and a GGUF's) {@code modelopt.calibration}, or a Hugging Face checkpoint's
+     * {@code quantization_config.modelopt_calibration}; empty for other models.
+     */
+    static Optional<String> calibrationRecord(Map<String, Object> metadata) {
+        if (metadata == null) return Optional.empty();
+        Object c = metadata.get("modelopt.calibration");
+        if (c == null && metadata.get("quantization_config") instanceof Map<?, ?> qc) c = qc.get("modelopt_calibration");
+        return c == null ? Optional.empty() : Optional.of(c.toString());
     }
 
     /** The spec of {@code --quantize METHOD} and quantize's options, checked as {@code quantize} checks them. */

@@ -39,14 +39,15 @@ public final class ImatrixCommand implements Command {
                   --chunks N            at most N chunks (default: all the text gives)
                   --ctx C               tokens per chunk (default 512, as llama-imatrix; at most the model's context)
                   --threads T           worker threads (default: all processors)
+                %s
                 Each chunk starts with BOS when the tokenizer adds one. Same chunks and context as llama-imatrix
                 give its imatrix within float rounding.
                 example:
-                  modelopt imatrix --model brown-llama-f32.gguf --calib train.txt --ctx 256 --chunks 128 --out brown.imatrix""";
+                  modelopt imatrix --model brown-llama-f32.gguf --calib train.txt --ctx 256 --chunks 128 --out brown.imatrix""".formatted(CommandOptions.BACKEND_USAGE);
     }
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        Args args = Args.parse(argv, Set.of("model", "calib", "out", "chunks", "ctx", "threads"), Set.of());
+        Args args = Args.parse(argv, Set.of("model", "calib", "out", "chunks", "ctx", "threads", "backend"), Set.of());
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
         if (!args.has("model")) throw new Args.UsageException("--model is required");
         if (!args.has("calib")) throw new Args.UsageException("--calib is required");
@@ -60,6 +61,7 @@ public final class ImatrixCommand implements Command {
             }
         }
         Path output = Path.of(args.get("out", null));
+        Backend backend = CommandOptions.backend(args);
         int threads = args.getInt("threads", Runtime.getRuntime().availableProcessors());
         long t0 = System.nanoTime();
         try (ModelSource source = ModelSources.open(Path.of(args.get("model", null)))) {
@@ -70,7 +72,7 @@ public final class ImatrixCommand implements Command {
             if (chunks < 1) throw new IllegalArgumentException("--chunks must be positive, got " + chunks);
             CalibrationData data = CalibrationData.load(files, source.tokenizer(), chunks, ctx, 0, CalibrationRecord.Sampling.SEQUENTIAL);
             ImatrixCollector collector = new ImatrixCollector(source.tensors().keySet());
-            try (ModelRunner runner = Backend.named("cpu").load(source, RunnerOptions.builder().threads(threads).maxBatchTokens(ctx)
+            try (ModelRunner runner = backend.load(source, RunnerOptions.builder().threads(threads).maxBatchTokens(ctx)
                     .maxLogitsRows(1).contextLength(ctx).build())) {
                 collector.run(runner, data, ctx, new ProgressBar(err));
             }

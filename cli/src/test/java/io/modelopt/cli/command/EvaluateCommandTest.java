@@ -134,6 +134,22 @@ class EvaluateCommandTest {
         CliRun noCalib = CliRun.of(concat(new String[] {"evaluate", "--quantize", "gptq"}, common));
         assertEquals(2, noCalib.code());
         assertTrue(noCalib.err().contains("gptq needs calibration text: --calib FILE"), noCalib.err());
+
+        // a calibrated model's record of what it was calibrated on is in the report
+        CliRun gptq = CliRun.of(concat(new String[] {"evaluate", "--quantize", "gptq", "--calib", text, "--samples", "4", "--seq-len", "32"}, common));
+        assertEquals(0, gptq.code(), gptq.toString());
+        assertTrue(gptq.out().lines().anyMatch(l -> l.startsWith("calibration: 4 x 32 tokens")), gptq.out());
+        assertTrue(file.out().lines().noneMatch(l -> l.startsWith("calibration:")), "an uncalibrated model has no calibration line");
+    }
+
+    /** The record as a Hugging Face checkpoint carries it (quantization_config.modelopt_calibration), and as in memory. */
+    @Test
+    void calibrationRecordIsReadFromEitherPlace() {
+        assertEquals(java.util.Optional.of("16 x 128 tokens (random, seed 0) from t.txt"), EvaluateCommand.calibrationRecord(
+                java.util.Map.of("quantization_config", java.util.Map.of("quant_method", "gptq", "modelopt_calibration", "16 x 128 tokens (random, seed 0) from t.txt"))));
+        assertEquals(java.util.Optional.of("8 x 64"), EvaluateCommand.calibrationRecord(java.util.Map.of("modelopt.calibration", "8 x 64")));
+        assertEquals(java.util.Optional.empty(), EvaluateCommand.calibrationRecord(java.util.Map.of("quantization_config", java.util.Map.of("bits", 4))));
+        assertEquals(java.util.Optional.empty(), EvaluateCommand.calibrationRecord(null));
     }
 
     private static String[] concat(String[] a, String[] b) {

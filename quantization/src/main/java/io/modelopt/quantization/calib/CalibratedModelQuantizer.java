@@ -60,6 +60,8 @@ public abstract class CalibratedModelQuantizer implements Quantizer {
         int perBatch = Math.max(1, Math.min(data.size(), BATCH_TOKENS / len));
         int threads = Runtime.getRuntime().availableProcessors();
         Arena arena = Arena.ofShared();
+        // The CPU backend: the AWQ and GPTQ solvers run on this compute pool beside the block forwards, and
+        // the quantizer SPI takes no backend (a GPU backend would need its own block methods too).
         try (ComputePool pool = new ComputePool(threads);
              ModelRunner runner = Backend.named("cpu").load(source, RunnerOptions.builder().threads(threads).computePool(pool)
                      .maxBatchTokens(perBatch * len).maxLogitsRows(1).maxSequences(perBatch).contextLength(len).build())) {

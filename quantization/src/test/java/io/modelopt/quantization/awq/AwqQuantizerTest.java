@@ -56,6 +56,35 @@ class AwqQuantizerTest {
         }
     }
 
+    /**
+     * AWQ then GPTQ: the norms carry AWQ's scales, GPTQ's solver quantizes the folded weights, and the
+     * checkpoint exports in GPTQ's format (act-order's g_idx included) and imports with identical logits.
+     */
+    @Test void awqThenGptqRoundTripsThroughGptqExport() {
+        Path model = Fixtures.brownHf(), train = Fixtures.file("corpora/brown/train.txt");
+        QuantizationSpec spec = QuantizationSpec.awqGptq().actOrder(true).clipSearch(true)
+                .calibration(new QuantizationSpec.CalibrationSpec(List.of(train), 8, 64, 0)).build();
+        try (HfModelSource base = HfModelSource.open(model);
+             ModelSource q = ModelOptimizer.quantizer(spec).quantize(base, spec, null)) {
+            float[] n0 = AwqQuantizer.read(base, "blk.0.ffn_norm.weight"), n1 = AwqQuantizer.read(q, "blk.0.ffn_norm.weight");
+            assertFalse(java.util.Arrays.equals(n0, n1), "ffn_norm of block 0 should carry AWQ's scales");
+            float[] ours = logits(q), f32 = logits(base);
+            double err = 0, ref = 0;
+            for (int i = 0; i < ours.length; i++) {
+                err += (ours[i] - f32[i]) * (ours[i] - f32[i]);
+                ref += f32[i] * f32[i];
+            }
+            assertTrue(err < 0.01 * ref, "W4 g128 logits far from F32: relative squared error " + err / ref);
+            for (String format : List.of("gptq", "compressed-tensors")) {
+                Path out = tmp.resolve("awq-gptq-" + format);
+                OptimizedModel.exporter(format).export(q, out, null);
+                try (ModelOptimizer back = ModelOptimizer.load(out)) {
+                    assertArrayEquals(ours, logits(back.source()), format + ": export -> import changed the logits");
+                }
+            }
+        }
+    }
+
     static float[] logits(ModelSource s) {
         RunnerOptions o = RunnerOptions.builder().threads(2).kvDtype(KvDtype.F32).maxBatchTokens(16).build();
         try (ModelRunner r = CpuLlamaRunner.load(s, o); KvCache cache = r.newKvCache()) {
