@@ -13,7 +13,7 @@ import jdk.incubator.vector.VectorOperators;
 final class Q4_0Kernel {
     private Q4_0Kernel() {}
 
-    static final int BLOCK_BYTES = 18;
+    static final int BLOCK_BYTES = io.modelopt.core.quant.Q4_0.BLOCK_BYTES;
 
     static final class Scalar implements FormatKernel {
         static final Scalar INSTANCE = new Scalar();

@@ -13,7 +13,7 @@ import jdk.incubator.vector.VectorOperators;
 final class Q4_1Kernel {
     private Q4_1Kernel() {}
 
-    static final int BLOCK_BYTES = 20;
+    static final int BLOCK_BYTES = io.modelopt.core.quant.Q4_1.BLOCK_BYTES;
 
     static final class Scalar implements FormatKernel {
         /** ggml's Q8_1 sum term (half(d·Σq)) is not a product of decoded values: prefill keeps the dot product. */

@@ -13,7 +13,7 @@ import jdk.incubator.vector.VectorOperators;
 final class Q5_0Kernel {
     private Q5_0Kernel() {}
 
-    static final int BLOCK_BYTES = 22;
+    static final int BLOCK_BYTES = io.modelopt.core.quant.Q5_0.BLOCK_BYTES;
 
     static final class Scalar implements FormatKernel {
         static final Scalar INSTANCE = new Scalar();

@@ -12,7 +12,7 @@ import jdk.incubator.vector.VectorOperators;
 final class Q8_0Kernel {
     private Q8_0Kernel() {}
 
-    static final int BLOCK_BYTES = 34;
+    static final int BLOCK_BYTES = io.modelopt.core.quant.Q8_0.BLOCK_BYTES;
 
     static final class Scalar implements FormatKernel {
         static final Scalar INSTANCE = new Scalar();

@@ -1,5 +1,6 @@
 package io.modelopt.core.quant;
 
+import io.modelopt.core.tensor.GgmlType;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -8,8 +9,8 @@ import java.lang.foreign.StructLayout;
 public final class BF16 {
     private BF16() {}
 
-    public static final int BLOCK_ELEMENTS = 1;
-    public static final int BLOCK_BYTES = 2;
+    public static final int BLOCK_ELEMENTS = GgmlType.BF16.blockSize();
+    public static final int BLOCK_BYTES = GgmlType.BF16.typeSize();
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(LittleEndian.SHORT.withName("bits"));
 
     public static float toFloat(short bits) {

@@ -1,5 +1,6 @@
 package io.modelopt.core.quant;
 
+import io.modelopt.core.tensor.GgmlType;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -8,8 +9,8 @@ import java.lang.foreign.StructLayout;
 public final class F16 {
     private F16() {}
 
-    public static final int BLOCK_ELEMENTS = 1;
-    public static final int BLOCK_BYTES = 2;
+    public static final int BLOCK_ELEMENTS = GgmlType.F16.blockSize();
+    public static final int BLOCK_BYTES = GgmlType.F16.typeSize();
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(LittleEndian.SHORT.withName("bits"));
 
     /** {@code dst[dstOffset + i] = half(src[byteOffset + 2i])}, as {@code ggml_fp16_to_fp32_row}. */

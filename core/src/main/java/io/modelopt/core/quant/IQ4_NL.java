@@ -1,5 +1,6 @@
 package io.modelopt.core.quant;
 
+import io.modelopt.core.tensor.GgmlType;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -13,8 +14,8 @@ import java.lang.foreign.ValueLayout;
 public final class IQ4_NL {
     private IQ4_NL() {}
 
-    public static final int BLOCK_ELEMENTS = 32;
-    public static final int BLOCK_BYTES = 18;
+    public static final int BLOCK_ELEMENTS = GgmlType.IQ4_NL.blockSize();
+    public static final int BLOCK_BYTES = GgmlType.IQ4_NL.typeSize();
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(
             LittleEndian.SHORT.withName("d"),
             MemoryLayout.sequenceLayout(16, ValueLayout.JAVA_BYTE).withName("qs"));

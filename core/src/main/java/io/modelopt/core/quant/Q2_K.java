@@ -1,5 +1,6 @@
 package io.modelopt.core.quant;
 
+import io.modelopt.core.tensor.GgmlType;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -15,8 +16,8 @@ import java.lang.foreign.ValueLayout;
 public final class Q2_K {
     private Q2_K() {}
 
-    public static final int BLOCK_ELEMENTS = 256;
-    public static final int BLOCK_BYTES = 84;
+    public static final int BLOCK_ELEMENTS = GgmlType.Q2_K.blockSize();
+    public static final int BLOCK_BYTES = GgmlType.Q2_K.typeSize();
     /** Byte offsets of the fields in a block. */
     public static final int SCALES = 0, QS = 16, D = 80, DMIN = 82;
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(

@@ -1,5 +1,6 @@
 package io.modelopt.core.quant;
 
+import io.modelopt.core.tensor.GgmlType;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -17,8 +18,8 @@ import java.lang.foreign.ValueLayout;
 public final class Q3_K {
     private Q3_K() {}
 
-    public static final int BLOCK_ELEMENTS = 256;
-    public static final int BLOCK_BYTES = 110;
+    public static final int BLOCK_ELEMENTS = GgmlType.Q3_K.blockSize();
+    public static final int BLOCK_BYTES = GgmlType.Q3_K.typeSize();
     /** Byte offsets of the fields in a block. */
     public static final int HMASK = 0, QS = 32, SCALES = 96, D = 108;
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(

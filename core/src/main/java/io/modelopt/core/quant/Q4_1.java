@@ -1,5 +1,6 @@
 package io.modelopt.core.quant;
 
+import io.modelopt.core.tensor.GgmlType;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -12,8 +13,8 @@ import java.lang.foreign.ValueLayout;
 public final class Q4_1 {
     private Q4_1() {}
 
-    public static final int BLOCK_ELEMENTS = 32;
-    public static final int BLOCK_BYTES = 20;
+    public static final int BLOCK_ELEMENTS = GgmlType.Q4_1.blockSize();
+    public static final int BLOCK_BYTES = GgmlType.Q4_1.typeSize();
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(
             LittleEndian.SHORT.withName("d"),
             LittleEndian.SHORT.withName("m"),

@@ -1,5 +1,6 @@
 package io.modelopt.core.quant;
 
+import io.modelopt.core.tensor.GgmlType;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -14,8 +15,8 @@ import java.lang.foreign.ValueLayout;
 public final class Q4_K {
     private Q4_K() {}
 
-    public static final int BLOCK_ELEMENTS = 256;
-    public static final int BLOCK_BYTES = 144;
+    public static final int BLOCK_ELEMENTS = GgmlType.Q4_K.blockSize();
+    public static final int BLOCK_BYTES = GgmlType.Q4_K.typeSize();
     /** Byte offsets of the fields in a block. */
     public static final int D = 0, DMIN = 2, SCALES = 4, QS = 16;
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(

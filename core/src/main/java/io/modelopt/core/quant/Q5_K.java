@@ -1,5 +1,6 @@
 package io.modelopt.core.quant;
 
+import io.modelopt.core.tensor.GgmlType;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -14,8 +15,8 @@ import java.lang.foreign.ValueLayout;
 public final class Q5_K {
     private Q5_K() {}
 
-    public static final int BLOCK_ELEMENTS = 256;
-    public static final int BLOCK_BYTES = 176;
+    public static final int BLOCK_ELEMENTS = GgmlType.Q5_K.blockSize();
+    public static final int BLOCK_BYTES = GgmlType.Q5_K.typeSize();
     public static final int D = 0, DMIN = 2, SCALES = 4, QH = 16, QS = 48;
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(
             LittleEndian.SHORT.withName("d"),

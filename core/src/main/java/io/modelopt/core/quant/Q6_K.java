@@ -1,5 +1,6 @@
 package io.modelopt.core.quant;
 
+import io.modelopt.core.tensor.GgmlType;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -15,8 +16,8 @@ import java.lang.foreign.ValueLayout;
 public final class Q6_K {
     private Q6_K() {}
 
-    public static final int BLOCK_ELEMENTS = 256;
-    public static final int BLOCK_BYTES = 210;
+    public static final int BLOCK_ELEMENTS = GgmlType.Q6_K.blockSize();
+    public static final int BLOCK_BYTES = GgmlType.Q6_K.typeSize();
     public static final int QL = 0, QH = 128, SCALES = 192, D = 208;
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(
             MemoryLayout.sequenceLayout(128, ValueLayout.JAVA_BYTE).withName("ql"),

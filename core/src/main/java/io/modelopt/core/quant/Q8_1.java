@@ -1,5 +1,6 @@
 package io.modelopt.core.quant;
 
+import io.modelopt.core.tensor.GgmlType;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -13,8 +14,8 @@ import java.lang.foreign.ValueLayout;
 public final class Q8_1 {
     private Q8_1() {}
 
-    public static final int BLOCK_ELEMENTS = 32;
-    public static final int BLOCK_BYTES = 36;
+    public static final int BLOCK_ELEMENTS = GgmlType.Q8_1.blockSize();
+    public static final int BLOCK_BYTES = GgmlType.Q8_1.typeSize();
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(
             LittleEndian.SHORT.withName("d"),
             LittleEndian.SHORT.withName("s"),

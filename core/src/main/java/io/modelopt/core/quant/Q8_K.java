@@ -1,5 +1,6 @@
 package io.modelopt.core.quant;
 
+import io.modelopt.core.tensor.GgmlType;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -15,8 +16,8 @@ import java.lang.foreign.ValueLayout;
 public final class Q8_K {
     private Q8_K() {}
 
-    public static final int BLOCK_ELEMENTS = 256;
-    public static final int BLOCK_BYTES = 292;
+    public static final int BLOCK_ELEMENTS = GgmlType.Q8_K.blockSize();
+    public static final int BLOCK_BYTES = GgmlType.Q8_K.typeSize();
     public static final int D = 0, QS = 4, BSUMS = 260;
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(
             LittleEndian.FLOAT.withName("d"),

@@ -185,6 +185,23 @@ class BlockRunnerTest {
             assertEquals(src.config().hiddenSize() * batch.size(), plain.seen.get("0/QKV").length);
             assertEquals(src.config().intermediateSize() * batch.size(), plain.seen.get("0/DOWN").length);
             assertEquals(batch.size(), logits.length);
+            TensorData out = src.tensors().containsKey("output.weight") ? src.tensors().get("output.weight") : src.tensors().get("token_embd.weight");
+            WeightMatrix w = WeightMatrix.of(out);
+            int hs = src.config().hiddenSize();
+            float[] x = plain.seen.get(layers + "/OUTPUT"), row = new float[hs];
+            // F32 weights: float rounding only; quantized ones multiply Q8_0-quantized activations (ggml's vec_dot), a few percent of a logit's scale
+            double tol = out.type() == GgmlType.F32 ? 1e-4 : 3e-2;
+            for (int v = 0; v < w.rows(); v++) {
+                w.dequantizeRow(v, row, 0);
+                for (int t = 0; t < batch.size(); t++) {
+                    double dot = 0, scale = 0;
+                    for (int c = 0; c < hs; c++) {
+                        dot += (double) x[t * hs + c] * row[c];
+                        scale += Math.abs((double) x[t * hs + c] * row[c]);
+                    }
+                    assertEquals(dot, logits[t][v], tol * Math.max(scale, 1e-3), "logit " + v + " of token " + t + " from the captured classifier input");
+                }
+            }
         }
     }
 
