@@ -5,5 +5,5 @@ public final class ModuleStatus {
     private ModuleStatus() {}
 
     /** True once the module's issue has landed. */
-    public static final boolean IMPLEMENTED = false;
+    public static final boolean IMPLEMENTED = true;
 }

@@ -1,2 +1,2 @@
-/** Quantizers (RTN, AWQ, GPTQ, k-quants), calibration data, layer policy and exporters. Arrives with the quantization issue. */
+/** Quantizers (RTN, AWQ, GPTQ, AWQ+GPTQ, GGUF k-quants with imatrix), calibration data, layer policy, HF and GGUF exporters; the subpackages hold each. */
 package io.modelopt.quantization;

@@ -182,14 +182,7 @@ class EngineFaultTest {
     void closeCancelsUnstartedSamplesAsCancelled() throws Exception {
         CountDownLatch release = new CountDownLatch(1), entered = new CountDownLatch(1);
         Engine e = f.engine(config().toBuilder().maxNumSeqs(2).closeGrace(Duration.ZERO).build());
-        e.observeLogits((id, s, p, b, o, v) -> {
-            entered.countDown();
-            try {
-                release.await();
-            } catch (InterruptedException ignored) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        holdInFirstStep(e, entered, release);
         RequestHandle running = e.submit(EngineRequest.builder().prompt("Once").maxTokens(50).ignoreEos(true).build());
         entered.await(); // the loop is held inside its first step
         RequestHandle waiting = e.submit(EngineRequest.builder().prompt("upon a time").maxTokens(4).n(2).build());
@@ -241,14 +234,7 @@ class EngineFaultTest {
     void aFullQueueRejectsAtOnceAndDeadlinesExpireWaitingRequests() throws Exception {
         CountDownLatch release = new CountDownLatch(1), entered = new CountDownLatch(1);
         try (Engine e = f.engine(config().toBuilder().maxWaiting(2).maxNumSeqs(1).build())) {
-            e.observeLogits((id, s, p, b, o, v) -> {
-                entered.countDown();
-                try {
-                    release.await();
-                } catch (InterruptedException ignored) {
-                    Thread.currentThread().interrupt();
-                }
-            });
+            holdInFirstStep(e, entered, release);
             RequestHandle running = e.submit(EngineRequest.of("Once", 3));
             entered.await(); // the loop is held inside its first step
             RequestHandle w1 = e.submit(EngineRequest.builder().prompt("upon").maxTokens(3).timeout(Duration.ofMillis(20)).build());
@@ -280,6 +266,18 @@ class EngineFaultTest {
             var closed = assertThrows(IllegalStateException.class, () -> e.submit(EngineRequest.of("Once", 4)));
             assertTrue(closed.getMessage().contains("model failed"), closed.getMessage());
         }
+    }
+
+    /** Holds the step loop inside its first step (counting {@code entered} down) until {@code release}. */
+    private static void holdInFirstStep(Engine e, CountDownLatch entered, CountDownLatch release) {
+        e.observeLogits((id, s, p, b, o, v) -> {
+            entered.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException ignored) {
+                Thread.currentThread().interrupt();
+            }
+        });
     }
 
     /** Delegates to a real runner, throwing from the block forward while {@code failures} > 0. */

@@ -25,8 +25,9 @@ import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 /**
- * {@code modelopt quantize}: a float model to a llama.cpp type or preset, or (method {@code rtn})
- * to our INT formats, with per-tensor rules.
+ * {@code modelopt quantize}: a float model to a llama.cpp type or preset, or to our INT formats by
+ * round to nearest ({@code rtn}) or calibrated ({@code awq}, {@code gptq}, {@code awq+gptq}), with
+ * per-tensor rules.
  *
  * <p>Two paths. A GGUF preset with no rules and no {@code --format} other than gguf goes file to
  * file through {@link GgufQuantizer}, byte for byte as {@code llama-quantize} writes it
@@ -38,7 +39,7 @@ import java.util.stream.Collectors;
 public final class QuantizeCommand implements Command {
     @Override public String name() { return "quantize"; }
 
-    @Override public String summary() { return "quantize a model: llama.cpp types and presets (q8_0, q4_k_m, ...) or rtn INT8/INT4, with per-tensor rules"; }
+    @Override public String summary() { return "quantize a model: llama.cpp types and presets (q8_0, q4_k_m, ...), rtn, or calibrated awq, gptq, awq+gptq, with per-tensor rules"; }
 
     @Override public String usage() {
         return """
@@ -47,8 +48,8 @@ public final class QuantizeCommand implements Command {
                   --method NAME         rtn (our INT formats, round to nearest), gptq, awq, awq+gptq (calibrated), or a llama.cpp type/preset:
                                         %s
                   --bits B              rtn/gptq/awq: 2, 3, 4 or 8 (default 4; 8 is per channel symmetric unless told)
-                  --group-size G        rtn: 32, 64, 128, or -1 for one group per row (default 128)
-                  --symmetric           rtn: no zero points (INT4 defaults to asymmetric, as AutoAWQ)
+                  --group-size G        rtn/gptq/awq: 32, 64, 128, or -1 for one group per row (default 128)
+                  --symmetric           rtn/gptq/awq: no zero points (INT4 defaults to asymmetric, as AutoAWQ)
                   --clip-search         rtn: search each group's range for the lowest weight MSE; gptq, awq+gptq: the
                                         same search for each group GPTQ reaches (find_params with mse)
                   --calib FILE          awq, gptq, awq+gptq: calibration text (repeatable; *.ids/*.tokens: token ids)
@@ -93,8 +94,11 @@ public final class QuantizeCommand implements Command {
         String method = args.get("method", null).trim().toLowerCase(Locale.ROOT);
         boolean integer = method.equals("rtn") || method.equals("awq") || method.equals("gptq") || method.equals("awq+gptq");
         boolean rules = args.has("keep") || args.has("override");
-        boolean rtnOptions = args.has("bits") || args.has("group-size") || args.has("symmetric") || args.has("clip-search");
-        if (!integer && rtnOptions) throw new IllegalArgumentException("--bits, --group-size, --symmetric and --clip-search apply to --method rtn, awq and gptq, not " + method);
+        boolean rtnOptions = args.has("bits") || args.has("group-size") || args.has("symmetric") || args.has("clip-search")
+                || args.has("act-order") || args.has("damp") || args.has("no-duo-scaling");
+        if (!integer && rtnOptions) {
+            throw new IllegalArgumentException("--bits, --group-size, --symmetric, --clip-search, --act-order, --damp and --no-duo-scaling apply to --method rtn, awq, gptq and awq+gptq, not " + method);
+        }
         String format = args.get("format", integer ? "compressed-tensors" : "gguf").trim().toLowerCase(Locale.ROOT);
         boolean calibrated = integer && !method.equals("rtn");
         if (!calibrated && (args.has("calib") || args.has("samples") || args.has("seq-len") || args.has("seed"))) {

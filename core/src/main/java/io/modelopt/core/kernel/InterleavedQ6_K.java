@@ -64,17 +64,17 @@ final class InterleavedQ6_K {
 
     /** Whether a {@code rows × cols} Q6_K matrix has a whole group to repack (vector kernels only). */
     static boolean canRepack(int rows, int cols) {
-        return ROWS > 0 && cols % Q6_K.BLOCK_ELEMENTS == 0 && rows >= ROWS;
+        return KQuantGroups.canRepack(ROWS, rows, cols);
     }
 
     /** Bytes of the copy: whole groups only. */
     static long packedBytes(int rows, int cols) {
-        return ROWS == 0 ? 0 : (long) (rows / ROWS) * (cols / Q6_K.BLOCK_ELEMENTS) * RECORD;
+        return KQuantGroups.packedBytes(ROWS, RECORD, rows, cols);
     }
 
     /** Rows of the copy (whole groups). */
     static int packedRows(int rows) {
-        return ROWS == 0 ? 0 : rows / ROWS * ROWS;
+        return KQuantGroups.packedRows(ROWS, rows);
     }
 
     /** Where group {@code g}'s record of super-block {@code b} starts. */

@@ -41,13 +41,8 @@ class AwqQuantizerTest {
              ModelSource q = ModelOptimizer.quantizer(spec).quantize(base, spec, null)) {
             float[] n0 = AwqQuantizer.read(base, "blk.0.attn_norm.weight"), n1 = AwqQuantizer.read(q, "blk.0.attn_norm.weight");
             assertFalse(java.util.Arrays.equals(n0, n1), "attn_norm of block 0 should carry AWQ's scales");
-            float[] ours = logits(q), f32 = logits(base);
-            double err = 0, ref = 0;
-            for (int i = 0; i < ours.length; i++) {
-                err += (ours[i] - f32[i]) * (ours[i] - f32[i]);
-                ref += f32[i] * f32[i];
-            }
-            assertTrue(err < 0.01 * ref, "W4 g128 logits far from F32: relative squared error " + err / ref);
+            float[] ours = logits(q);
+            assertNearFloat(ours, logits(base));
             Path out = tmp.resolve("awq");
             OptimizedModel.exporter("awq").export(q, out, null);
             try (ModelOptimizer back = ModelOptimizer.load(out)) {
@@ -68,13 +63,8 @@ class AwqQuantizerTest {
              ModelSource q = ModelOptimizer.quantizer(spec).quantize(base, spec, null)) {
             float[] n0 = AwqQuantizer.read(base, "blk.0.ffn_norm.weight"), n1 = AwqQuantizer.read(q, "blk.0.ffn_norm.weight");
             assertFalse(java.util.Arrays.equals(n0, n1), "ffn_norm of block 0 should carry AWQ's scales");
-            float[] ours = logits(q), f32 = logits(base);
-            double err = 0, ref = 0;
-            for (int i = 0; i < ours.length; i++) {
-                err += (ours[i] - f32[i]) * (ours[i] - f32[i]);
-                ref += f32[i] * f32[i];
-            }
-            assertTrue(err < 0.01 * ref, "W4 g128 logits far from F32: relative squared error " + err / ref);
+            float[] ours = logits(q);
+            assertNearFloat(ours, logits(base));
             for (String format : List.of("gptq", "compressed-tensors")) {
                 Path out = tmp.resolve("awq-gptq-" + format);
                 OptimizedModel.exporter(format).export(q, out, null);
@@ -83,6 +73,16 @@ class AwqQuantizerTest {
                 }
             }
         }
+    }
+
+    /** W4 g128 logits within 1% relative squared error of the float model's. */
+    private static void assertNearFloat(float[] ours, float[] f32) {
+        double err = 0, ref = 0;
+        for (int i = 0; i < ours.length; i++) {
+            err += (ours[i] - f32[i]) * (ours[i] - f32[i]);
+            ref += f32[i] * f32[i];
+        }
+        assertTrue(err < 0.01 * ref, "W4 g128 logits far from F32: relative squared error " + err / ref);
     }
 
     static float[] logits(ModelSource s) {
