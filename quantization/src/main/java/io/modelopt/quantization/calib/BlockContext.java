@@ -91,7 +91,21 @@ public final class BlockContext {
             return s;
         });
         out.values().removeIf(java.util.Objects::isNull);
+        long fresh = 0;
+        for (InputStatistics s : out.values()) fresh += s.bytes();
+        noteWorkingBytes(fresh);
         return out;
+    }
+
+    /**
+     * Tells the calibrator that the method holds {@code bytes} of statistics or solver matrices
+     * beside the collect pass's statistics (a fresh Hessian, a copy of one): the logged peak is the
+     * largest such sum.
+     */
+    public void noteWorkingBytes(long bytes) {
+        long held = 0;
+        for (InputStatistics s : statistics.values()) if (s != null) held += s.bytes();
+        owner.noteStatistics(held + bytes);
     }
 
     /** The block's outputs over the calibration set with {@code weights} (AWQ's loss), per batch. */

@@ -164,6 +164,11 @@ public final class BlockwiseCalibrator {
         return new Result(quantized, floats, peak, seconds);
     }
 
+    /** The statistics a block method holds at some moment ({@link BlockContext#noteWorkingBytes}); the peak is logged. */
+    void noteStatistics(long bytes) {
+        peakStatisticsBytes = Math.max(peakStatisticsBytes, bytes);
+    }
+
     /**
      * Peak bytes of a calibration run: the hidden states of {@code samples × length} tokens, one
      * batch of scratch, and the statistics alive at once ({@code statisticsBytes}: for GPTQ in

@@ -54,21 +54,28 @@ public final class GptqBlockMethod implements BlockMethod {
             List<Linear> linears = input.linears().stream().filter(l -> ctx.scheme(l) != null).toList();
             if (linears.isEmpty()) continue;
             InputStatistics stats = ctx.statistics(input);
-            if (stats == null) {
+            boolean fresh = stats == null;
+            if (fresh) {
                 ctx.phase("collect " + input.name().toLowerCase(Locale.ROOT));
                 stats = ctx.collect(quantizedSoFar, in -> in == input ? new HessianAccumulator(pool) : null).get(input);
             }
             if (!(stats instanceof HessianAccumulator acc) || acc.tokens() == 0) {
                 throw new IllegalStateException("gptq: no calibration inputs reached " + input + " of block " + block);
             }
-            double[] h = acc.hessian();
-            for (Linear l : linears) {
+            // The accumulator is done with: its sum becomes H in place (no copy of a 5632² double matrix at
+            // the 1B shape), and the solver, which overwrites its H, takes a copy only when another linear
+            // of this input still needs it (gate and up).
+            double[] h = acc.takeHessian();
+            long hBytes = 8L * h.length;
+            ctx.noteWorkingBytes((fresh ? hBytes : 0) + (linears.size() > 1 ? hBytes : 0));
+            for (int li = 0; li < linears.size(); li++) {
+                Linear l = linears.get(li);
                 ctx.phase("quantize " + l.ggufName());
                 FloatWeight w = ctx.weights(l);
                 IntScheme s = ctx.scheme(l);
                 PackedIntTensors out = ctx.allocate(l, s, w.rows(), w.cols());
                 long t0 = System.nanoTime();
-                GptqSolver.Stats st = GptqSolver.quantize(w.name(), w.data(), w.rows(), w.cols(), h.clone(), s, config, pool, out::writeRow);
+                GptqSolver.Stats st = GptqSolver.quantize(w.name(), w.data(), w.rows(), w.cols(), li + 1 < linears.size() ? h.clone() : h, s, config, pool, out::writeRow);
                 LOG.debug("gptq {} {}: loss {} damp {} in {} ms", w.name(), s, st.loss(), st.damp(), (System.nanoTime() - t0) / 1_000_000);
                 done.put(l, out);
                 subst.put(l, out.matrix());

@@ -25,6 +25,8 @@ public final class HessianAccumulator implements InputStatistics {
     private float[] transposed = new float[0];
     private float[] product;
     private long tokens;
+    /** The matrix {@link #takeHessian} handed out, still counted by {@link #bytes()}. */
+    private double[] taken;
 
     public HessianAccumulator(ComputePool pool, int cols) {
         this.pool = pool;
@@ -39,6 +41,7 @@ public final class HessianAccumulator implements InputStatistics {
     }
 
     @Override public void accept(float[] rows, int n, int c) {
+        if (taken != null) throw new IllegalStateException("the Hessian was taken; no more rows");
         if (sum == null) {
             cols = c;
             sum = new double[c * c];
@@ -73,6 +76,25 @@ public final class HessianAccumulator implements InputStatistics {
         return h;
     }
 
+    /**
+     * {@link #hessian()} without a copy, for the last use: the sum is scaled in place and returned,
+     * and the GEMM buffers are dropped ({@link #bytes()} then counts the returned matrix alone).
+     * The accumulator takes no more rows.
+     */
+    public double[] takeHessian() {
+        if (sum == null) throw new IllegalStateException("no inputs were accumulated");
+        double[] h = sum;
+        if (tokens > 0) {
+            double f = 2.0 / tokens;
+            for (int i = 0; i < h.length; i++) h[i] *= f;
+        }
+        transposed = new float[0];
+        product = null;
+        sum = null;
+        taken = h;
+        return h;
+    }
+
     /** Adds rows without the GEMM (tests: the float64 path). */
     void acceptExact(double[] x, int n) {
         for (int t = 0; t < n; t++) {
@@ -85,6 +107,7 @@ public final class HessianAccumulator implements InputStatistics {
     }
 
     @Override public long bytes() {
-        return (sum == null ? 0 : 8L * sum.length) + 4L * transposed.length + (product == null ? 0 : 4L * product.length);
+        return (sum == null ? 0 : 8L * sum.length) + (taken == null ? 0 : 8L * taken.length) + 4L * transposed.length
+                + (product == null ? 0 : 4L * product.length);
     }
 }
