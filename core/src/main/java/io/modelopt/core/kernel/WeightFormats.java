@@ -69,8 +69,10 @@ public final class WeightFormats {
                 .scalar(Q4_1Kernel.Scalar.INSTANCE).vector(() -> Q4_1Kernel.Vectorized.INSTANCE).build());
         add(WeightFormat.builder("Q5_0").fileType(GgmlType.Q5_0).decoder(rows(Q5_0::dequantize)).quantizer(Q5_0::quantizeReference)
                 .scalar(Q5_0Kernel.Scalar.INSTANCE)
-                // below 512 bits the JIT boxed the Q5_0 vector kernel's vectors in some runs (MatMulTest's allocation
-                // check, 0.7-18 KB per call): the scalar kernel until that is fixed (Q5_0 is a rare file type)
+                // below 512 bits the JIT boxes the Q5_0 vector kernel's vectors in some runs (MatMulTest's allocation
+                // check at 4 tokens: 3 of 10 runs at 256/128 bits on 2026-12-03, 0.7-1.8 MB per 50 calls; its inner
+                // loop over a block's halves exists only below 512 bits): the scalar kernel until that loop is
+                // rewritten (Q5_0 is a rare file type)
                 .vector(() -> VectorWidth.bits() == 512 ? Q5_0Kernel.Vectorized.INSTANCE : Q5_0Kernel.Scalar.INSTANCE).build());
         add(WeightFormat.builder("Q4_K").fileType(GgmlType.Q4_K).decoder(rows(Q4_K::dequantize)).quantizer(Q4_K::quantizeReference)
                 .scalar(Q4_KKernel.Scalar.INSTANCE).vector(() -> Q4_KKernel.Vectorized.INSTANCE).repacking(Repackings.Q4_K_INTERLEAVED).build());
