@@ -61,6 +61,7 @@ public final class ReportCommand implements Command {
                                            (continuous batching, prefix caching)
                   --method M             stages 3-4's INT4 method: %s
                                          (default awq when its quantizer is in the build, else gptq, else rtn)
+                  --no-duo-scaling       awq, awq+gptq: the paper's x^a scales, not AutoAWQ's default x^a / w^(1-a)
                   --bits B               bits of stage 3's weights for rtn/awq/gptq (default 4)
                   --group-size G         their group size (default 128; must divide the rows: checked before any stage runs)
                   --concurrent-gen-tokens N  tokens each of the 8 concurrent requests generates (default %d)
@@ -91,7 +92,7 @@ public final class ReportCommand implements Command {
 
     @Override public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         Args args = Args.parse(argv, Set.of("model", "synthetic", "text", "calib", "stages", "method", "prompt-tokens", "gen-tokens", "runs",
-                "warmup", "threads", "ctx", "chunks", "bits", "group-size", "calib-samples", "calib-tokens", "concurrent-gen-tokens", "out", "json", "memory-budget", "max-ppl-increase", "max-kl", "backend"), Set.of("require", "quiet"));
+                "warmup", "threads", "ctx", "chunks", "bits", "group-size", "calib-samples", "calib-tokens", "concurrent-gen-tokens", "out", "json", "memory-budget", "max-ppl-increase", "max-kl", "backend"), Set.of("require", "quiet", "no-duo-scaling"));
         if (!args.positionals().isEmpty()) throw new Args.UsageException("unexpected argument '" + args.positionals().getFirst() + "'");
         boolean quiet = args.has("quiet");
         if (quiet && System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
@@ -154,6 +155,13 @@ public final class ReportCommand implements Command {
         if (args.has("calib")) b.calib(Path.of(args.get("calib", null)));
         if (args.has("stages")) b.stages(Stage.parseList(args.get("stages", null)));
         if (args.has("method")) b.method(Int4Method.parse(args.get("method", null)));
+        if (args.has("no-duo-scaling")) {
+            Int4Method m = args.has("method") ? Int4Method.parse(args.get("method", null)) : null;
+            if (m != null && m != Int4Method.AWQ && m != Int4Method.AWQ_GPTQ) {
+                throw new Args.UsageException("--no-duo-scaling applies to --method awq and awq+gptq, not " + args.get("method", null));
+            }
+            b.duoScaling(false);
+        }
         if ((args.has("bits") || args.has("group-size")) && args.has("method") && Int4Method.parse(args.get("method", null)) == Int4Method.Q4_K_M) {
             throw new Args.UsageException("--bits and --group-size apply to rtn, awq and gptq; q4_k_m fixes its own types");
         }

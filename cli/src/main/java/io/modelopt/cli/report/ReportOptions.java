@@ -21,6 +21,7 @@ import java.util.Objects;
  * @param method         stage 3's method, or null for the default (AWQ when its quantizer is registered, else GPTQ, else RTN)
  * @param int4Bits       bits of stage 3's weights (rtn/awq/gptq; 4 by default)
  * @param int4GroupSize  its group size (128 by default; {@code QuantizationSpec.PER_CHANNEL} for one scale per row)
+ * @param duoScaling     AWQ's scale rule for stage 3 (awq, awq+gptq): AutoAWQ's duo scaling (true, the default) or the paper's x̄^α
  * @param calibSamples   calibration sequences (0: the default, 16, or on the built-in model {@link #SYNTHETIC_CALIB_SAMPLES})
  * @param calibTokens    tokens per calibration sequence (0: the default, 256, or on the built-in model {@link #SYNTHETIC_CALIB_TOKENS})
  * @param concurrentGenTokens tokens each of the 8 concurrent requests generates
@@ -29,7 +30,7 @@ import java.util.Objects;
 public record ReportOptions(Path model, String syntheticPreset, Path text, Path calib, List<Stage> stages, Int4Method method,
                             int int4Bits, int int4GroupSize, boolean explicitInt4Shape, int calibSamples, int calibTokens, int concurrentGenTokens,
                             int promptTokens, int genTokens, int runs, int warmupRuns, int threads, int evalContext, int evalWindows,
-                            Path out, Path json, Bounds bounds, boolean require, boolean quiet) {
+                            Path out, Path json, Bounds bounds, boolean require, boolean quiet, boolean duoScaling) {
     public static final int DEFAULT_PROMPT = 128, DEFAULT_GEN = 64, DEFAULT_RUNS = 5, DEFAULT_WARMUP = 3;
     /** Evaluation windows on synthetic tokens: 4 × 128 tokens, 252 scored positions (KL settles to ~2 digits). */
     public static final int SYNTHETIC_EVAL_CONTEXT = 128, SYNTHETIC_EVAL_WINDOWS = 4;
@@ -82,6 +83,7 @@ public record ReportOptions(Path model, String syntheticPreset, Path text, Path 
         private Path out = DEFAULT_OUT;
         private Bounds bounds = Bounds.NONE;
         private boolean require, quiet, explicitInt4Shape;
+        private boolean duoScaling = true;
 
         public Builder model(Path v) { model = v; return this; }
         public Builder syntheticPreset(String v) { syntheticPreset = v; return this; }
@@ -106,11 +108,12 @@ public record ReportOptions(Path model, String syntheticPreset, Path text, Path 
         public Builder bounds(Bounds v) { bounds = v; return this; }
         public Builder require(boolean v) { require = v; return this; }
         public Builder quiet(boolean v) { quiet = v; return this; }
+        public Builder duoScaling(boolean v) { duoScaling = v; return this; }
 
         public ReportOptions build() {
             return new ReportOptions(model, syntheticPreset, text, calib, stages, method, int4Bits, int4GroupSize, explicitInt4Shape, calibSamples, calibTokens,
                     concurrentGenTokens, promptTokens, genTokens, runs, warmupRuns, threads,
-                    evalContext, evalWindows, out, json, bounds, require, quiet);
+                    evalContext, evalWindows, out, json, bounds, require, quiet, duoScaling);
         }
     }
 }

@@ -100,7 +100,7 @@ public final class ReportRunner {
         }
         List<StageResult> results = new ArrayList<>();
         double[] basePerplexity = {Double.NaN};
-        try (StageModels models = new StageModels(model, baselineType, options.method(), options.int4Bits(), options.int4GroupSize(), options.calib(),
+        try (StageModels models = new StageModels(model, baselineType, options.method(), options.int4Bits(), options.int4GroupSize(), options.duoScaling(), options.calib(),
                 calib[0], calib[1], both);
              RssSampler rss = new RssSampler()) {
             try (ModelSource base = StageModels.openFile(model)) {

@@ -38,6 +38,8 @@ final class StageModels implements AutoCloseable {
     private final Int4Method method;
     private final boolean methodDefaulted;
     private final int bits, groupSize;
+    /** AWQ's scale rule (awq, awq+gptq): duo scaling, or the paper's x̄^α when false. */
+    private final boolean duoScaling;
     private final Path calib;
     private final int calibSamples, calibTokens;
     private final GgmlType baselineType;
@@ -51,14 +53,15 @@ final class StageModels implements AutoCloseable {
      * @param method       stage 3's method; null: {@link #defaultMethod()}
      * @param reuseInt4    stage 3 and 4 both run: keep stage 3's model for stage 4
      */
-    StageModels(Path model, GgmlType baselineType, Int4Method method, int bits, int groupSize, Path calib, int calibSamples, int calibTokens,
-                boolean reuseInt4) {
+    StageModels(Path model, GgmlType baselineType, Int4Method method, int bits, int groupSize, boolean duoScaling, Path calib, int calibSamples,
+                int calibTokens, boolean reuseInt4) {
         this.model = model;
         this.baselineType = baselineType;
         this.methodDefaulted = method == null;
         this.method = method == null ? defaultMethod() : method;
         this.bits = bits;
         this.groupSize = groupSize;
+        this.duoScaling = duoScaling;
         this.calib = calib;
         this.calibSamples = calibSamples;
         this.calibTokens = calibTokens;
@@ -108,9 +111,9 @@ final class StageModels implements AutoCloseable {
             case INT4, INT4_KV8_ENGINE -> switch (method) {
                 case RTN -> QuantizationSpec.int4().bits(bits).groupSize(groupSize).build();
                 case Q4_K_M -> QuantizationSpec.gguf("q4_k_m").build();
-                case AWQ -> QuantizationSpec.awq().bits(bits).groupSize(groupSize).build();
+                case AWQ -> QuantizationSpec.awq().bits(bits).groupSize(groupSize).duoScaling(duoScaling).build();
                 case GPTQ -> QuantizationSpec.gptq().bits(bits).groupSize(groupSize).build();
-                case AWQ_GPTQ -> QuantizationSpec.awqGptq().bits(bits).groupSize(groupSize).build();
+                case AWQ_GPTQ -> QuantizationSpec.awqGptq().bits(bits).groupSize(groupSize).duoScaling(duoScaling).build();
             };
         };
     }

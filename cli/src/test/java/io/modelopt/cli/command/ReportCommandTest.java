@@ -119,6 +119,19 @@ class ReportCommandTest {
         assertEquals(1, r.err().split("stage 4 of 4 \\(int4\\+kv8\\+engine\\): quantizing", -1).length, "stage 4 does not quantize again:\n" + r.err());
     }
 
+    /** {@code --no-duo-scaling} reaches stage 3's AWQ (its note names the rule) and is refused for a method without it. */
+    @Test
+    void noDuoScalingReachesAwqAndIsRefusedElsewhere() {
+        Path out = dir.resolve("out-noduo");
+        CliRun r = report("--model", model.toString(), "--stages", "3", "--method", "awq", "--no-duo-scaling", "--calib-samples", "2",
+                "--calib-tokens", "16", "--quiet", "--out", out.toString());
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().contains("quantized as awq INT4 g128 asym no-duo-scaling"), r.out());
+        CliRun bad = report("--model", model.toString(), "--stages", "3", "--method", "gptq", "--no-duo-scaling", "--out", out.toString());
+        assertEquals(2, bad.code(), bad.toString());
+        assertTrue(bad.err().contains("--no-duo-scaling applies to --method awq and awq+gptq, not gptq"), bad.err());
+    }
+
     @Test
     @SuppressWarnings("unchecked")
     void withTextItReportsPerplexityAndItsChangeAsThePerplexityCommandMeasuresIt() throws Exception {
