@@ -103,7 +103,7 @@ public final class EvaluateCommand implements Command {
                 : EvaluationModels.quantizeAndLoad(base, spec, options, progress)) {
             if (spec != null) err.printf(Locale.ROOT, "quantized %s in memory (%s) in %.1f s%n", base, spec, (System.nanoTime() - start) / 1e9);
             result = models.evaluate(text, progress);
-            calibration = calibrationRecord(models.quant().source().metadata());
+            calibration = io.modelopt.quantization.calib.CalibratedModelQuantizer.calibrationRecord(models.quant().source().metadata());
             // while both are still loaded: the pages of each file the evaluation touched
             baseMapped = ProcessMemory.mappedFiles(modelFiles(base));
             quantMapped = spec == null ? ProcessMemory.mappedFiles(modelFiles(quant)) : Optional.empty();
@@ -144,18 +144,6 @@ public final class EvaluateCommand implements Command {
             err.println("wrote " + json.toAbsolutePath());
         }
         return 0;
-    }
-
-    /**
-     * What a calibrated model was calibrated on, as the quantizer recorded it: the in-memory model's
-     * (and a GGUF's) {@code modelopt.calibration}, or a Hugging Face checkpoint's
-     * {@code quantization_config.modelopt_calibration}; empty for other models.
-     */
-    static Optional<String> calibrationRecord(Map<String, Object> metadata) {
-        if (metadata == null) return Optional.empty();
-        Object c = metadata.get("modelopt.calibration");
-        if (c == null && metadata.get("quantization_config") instanceof Map<?, ?> qc) c = qc.get("modelopt_calibration");
-        return c == null ? Optional.empty() : Optional.of(c.toString());
     }
 
     /** The spec of {@code --quantize METHOD} and quantize's options, checked as {@code quantize} checks them. */

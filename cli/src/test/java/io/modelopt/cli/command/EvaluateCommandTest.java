@@ -145,11 +145,11 @@ class EvaluateCommandTest {
     /** The record as a Hugging Face checkpoint carries it (quantization_config.modelopt_calibration), and as in memory. */
     @Test
     void calibrationRecordIsReadFromEitherPlace() {
-        assertEquals(java.util.Optional.of("16 x 128 tokens (random, seed 0) from t.txt"), EvaluateCommand.calibrationRecord(
+        assertEquals(java.util.Optional.of("16 x 128 tokens (random, seed 0) from t.txt"), io.modelopt.quantization.calib.CalibratedModelQuantizer.calibrationRecord(
                 java.util.Map.of("quantization_config", java.util.Map.of("quant_method", "gptq", "modelopt_calibration", "16 x 128 tokens (random, seed 0) from t.txt"))));
-        assertEquals(java.util.Optional.of("8 x 64"), EvaluateCommand.calibrationRecord(java.util.Map.of("modelopt.calibration", "8 x 64")));
-        assertEquals(java.util.Optional.empty(), EvaluateCommand.calibrationRecord(java.util.Map.of("quantization_config", java.util.Map.of("bits", 4))));
-        assertEquals(java.util.Optional.empty(), EvaluateCommand.calibrationRecord(null));
+        assertEquals(java.util.Optional.of("8 x 64"), io.modelopt.quantization.calib.CalibratedModelQuantizer.calibrationRecord(java.util.Map.of("modelopt.calibration", "8 x 64")));
+        assertEquals(java.util.Optional.empty(), io.modelopt.quantization.calib.CalibratedModelQuantizer.calibrationRecord(java.util.Map.of("quantization_config", java.util.Map.of("bits", 4))));
+        assertEquals(java.util.Optional.empty(), io.modelopt.quantization.calib.CalibratedModelQuantizer.calibrationRecord(null));
     }
 
     private static String[] concat(String[] a, String[] b) {

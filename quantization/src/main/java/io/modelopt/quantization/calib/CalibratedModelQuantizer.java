@@ -31,6 +31,20 @@ import java.util.Set;
 public abstract class CalibratedModelQuantizer implements Quantizer {
     /** Metadata key of the calibration record's summary. */
     public static final String CALIBRATION_KEY = "modelopt.calibration";
+    /** The same record's key inside a Hugging Face checkpoint's {@code quantization_config} (other readers ignore it). */
+    public static final String HF_CALIBRATION_KEY = "modelopt_calibration";
+
+    /**
+     * What a calibrated model was calibrated on, from its metadata: {@link #CALIBRATION_KEY} (a model
+     * quantized in memory, a GGUF) or {@code quantization_config.}{@link #HF_CALIBRATION_KEY} (a
+     * Hugging Face checkpoint); empty for other models.
+     */
+    public static java.util.Optional<String> calibrationRecord(Map<String, Object> metadata) {
+        if (metadata == null) return java.util.Optional.empty();
+        Object c = metadata.get(CALIBRATION_KEY);
+        if (c == null && metadata.get("quantization_config") instanceof Map<?, ?> qc) c = qc.get(HF_CALIBRATION_KEY);
+        return c == null ? java.util.Optional.empty() : java.util.Optional.of(c.toString());
+    }
     /** Tokens per calibration batch (whole sequences; at least one). */
     static final int BATCH_TOKENS = 2048;
 

@@ -222,8 +222,8 @@ public abstract class HfCheckpointExporter implements ModelExporter {
      * static groups stores contiguous groups, which is what the flag tells a reader.
      */
     private static void recordCalibration(ModelSource source, Map<String, Object> qc) {
-        Object calib = source.metadata() == null ? null : source.metadata().get("modelopt.calibration");
-        if (calib != null) qc.put("modelopt_calibration", calib.toString());
+        Object calib = source.metadata() == null ? null : source.metadata().get(io.modelopt.quantization.calib.CalibratedModelQuantizer.CALIBRATION_KEY);
+        if (calib != null) qc.put(io.modelopt.quantization.calib.CalibratedModelQuantizer.HF_CALIBRATION_KEY, calib.toString());
         if (source instanceof io.modelopt.quantization.model.QuantizedModelSource q && q.spec() != null && q.spec().method().contains("gptq")
                 && qc.containsKey("damp_percent")) {
             qc.put("damp_percent", q.spec().damp());

@@ -34,21 +34,9 @@ class AwqQuantizerTest {
     @TempDir Path tmp;
 
     @Test void awqFoldsIntoNormsAndRoundTripsThroughAwqExport() {
-        Path model = Fixtures.brownHf(), train = Fixtures.file("corpora/brown/train.txt");
-        QuantizationSpec spec = QuantizationSpec.awq().calibration(new QuantizationSpec.CalibrationSpec(List.of(train), 8, 64, 0)).build();
+        QuantizationSpec spec = QuantizationSpec.awq().calibration(calibration()).build();
         assertInstanceOf(AwqQuantizer.class, ModelOptimizer.quantizer(spec));
-        try (HfModelSource base = HfModelSource.open(model);
-             ModelSource q = ModelOptimizer.quantizer(spec).quantize(base, spec, null)) {
-            float[] n0 = AwqQuantizer.read(base, "blk.0.attn_norm.weight"), n1 = AwqQuantizer.read(q, "blk.0.attn_norm.weight");
-            assertFalse(java.util.Arrays.equals(n0, n1), "attn_norm of block 0 should carry AWQ's scales");
-            float[] ours = logits(q);
-            assertNearFloat(ours, logits(base));
-            Path out = tmp.resolve("awq");
-            OptimizedModel.exporter("awq").export(q, out, null);
-            try (ModelOptimizer back = ModelOptimizer.load(out)) {
-                assertArrayEquals(ours, logits(back.source()), "export -> import changed the logits");
-            }
-        }
+        foldsAndRoundTrips(spec, "blk.0.attn_norm.weight", "awq");
     }
 
     /**
@@ -56,17 +44,24 @@ class AwqQuantizerTest {
      * checkpoint exports in GPTQ's format (act-order's g_idx included) and imports with identical logits.
      */
     @Test void awqThenGptqRoundTripsThroughGptqExport() {
-        Path model = Fixtures.brownHf(), train = Fixtures.file("corpora/brown/train.txt");
-        QuantizationSpec spec = QuantizationSpec.awqGptq().actOrder(true).clipSearch(true)
-                .calibration(new QuantizationSpec.CalibrationSpec(List.of(train), 8, 64, 0)).build();
-        try (HfModelSource base = HfModelSource.open(model);
+        QuantizationSpec spec = QuantizationSpec.awqGptq().actOrder(true).clipSearch(true).calibration(calibration()).build();
+        foldsAndRoundTrips(spec, "blk.0.ffn_norm.weight", "gptq", "compressed-tensors");
+    }
+
+    /** 8 × 64 tokens of the Brown training text. */
+    private static QuantizationSpec.CalibrationSpec calibration() {
+        return new QuantizationSpec.CalibrationSpec(List.of(Fixtures.file("corpora/brown/train.txt")), 8, 64, 0);
+    }
+
+    /** Quantizes brown-llama: {@code norm} carries AWQ's scales, the logits stay near F32's, and each export reads back with identical logits. */
+    private void foldsAndRoundTrips(QuantizationSpec spec, String norm, String... formats) {
+        try (HfModelSource base = HfModelSource.open(Fixtures.brownHf());
              ModelSource q = ModelOptimizer.quantizer(spec).quantize(base, spec, null)) {
-            float[] n0 = AwqQuantizer.read(base, "blk.0.ffn_norm.weight"), n1 = AwqQuantizer.read(q, "blk.0.ffn_norm.weight");
-            assertFalse(java.util.Arrays.equals(n0, n1), "ffn_norm of block 0 should carry AWQ's scales");
+            assertFalse(java.util.Arrays.equals(AwqQuantizer.read(base, norm), AwqQuantizer.read(q, norm)), norm + " should carry AWQ's scales");
             float[] ours = logits(q);
             assertNearFloat(ours, logits(base));
-            for (String format : List.of("gptq", "compressed-tensors")) {
-                Path out = tmp.resolve("awq-gptq-" + format);
+            for (String format : formats) {
+                Path out = tmp.resolve(spec.method() + "-" + format);
                 OptimizedModel.exporter(format).export(q, out, null);
                 try (ModelOptimizer back = ModelOptimizer.load(out)) {
                     assertArrayEquals(ours, logits(back.source()), format + ": export -> import changed the logits");
