@@ -62,6 +62,15 @@ final class InterleavedQ6_K {
     private static final int SUB = 12 * ROWS;
     private static final int HI_MASK = 0x33333333;
 
+    /** Groups per pass of a one-token call ({@link #groupQuad}): four, eight line streams of {@code L} rows. */
+    static final int DECODE_GROUPS = 4;
+
+    /**
+     * Per thread, {@link #groupQuad}'s scratch: {@code [0, 8L)} a sub-block's eight low-nibble pair
+     * sums, {@code [8L, 16L)} its eight high-bit pair sums, {@code [16L, 24L)} the super-block's {@code sumi}.
+     */
+    private static final ThreadLocal<int[]> SCRATCH = ThreadLocal.withInitial(() -> new int[24 * 16]);
+
     /** Whether a {@code rows × cols} Q6_K matrix has a whole group to repack (vector kernels only). */
     static boolean canRepack(int rows, int cols) {
         return KQuantGroups.canRepack(ROWS, rows, cols);
@@ -138,7 +147,12 @@ final class InterleavedQ6_K {
      * token {@code t} at {@code t · cols / 2}): {@code out[outOff + t·outStride + r]} for the groups' rows.
      */
     static void compute(MemorySegment m, int nb, Activations a, int[] y, int g0, int g1, float[] out, int outOff, int outStride) {
-        for (int g = g0; g < g1; g++) {
+        int g = g0;
+        if (a.nTokens == 1) {
+            int[] scratch = SCRATCH.get(); // per thread: the pool's workers share the call's Activations
+            for (; g + DECODE_GROUPS <= g1; g += DECODE_GROUPS) groupQuad(m, record(g, nb, 0), nb, a, y, out, outOff + g * ROWS, scratch);
+        }
+        for (; g < g1; g++) {
             // the first token reads the group from memory, the others from cache
             for (int t = 0; t < a.nTokens; t++) group(m, record(g, nb, 0), nb, a, y, t, out, outOff + t * outStride + g * ROWS);
         }
@@ -215,5 +229,211 @@ final class InterleavedQ6_K {
             ((FloatVector) si0.convert(VectorOperators.I2F, 0)).fma(dw0, FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
             ((FloatVector) si1.convert(VectorOperators.I2F, 0)).fma(dw1, FloatVector.fromArray(Simd.F, out, o + Simd.L)).intoArray(out, o + Simd.L);
         }
+    }
+
+    /**
+     * {@link #DECODE_GROUPS} adjacent groups from {@code base} (group {@code g}'s first record) for a
+     * one-token call, as {@link InterleavedQ4_K#groupQuad}: eight accumulators of {@code L} rows
+     * (accumulator {@code k}: group {@code k/2}, half {@code k%2}), eight streams read at once
+     * (one group per pass, {@link #group}: 7.9 GB/s from memory against 15.4 from cache, JMH
+     * 5632×2048, one thread, Zen 4 VM). Sixteen 16-bit accumulators (low nibbles and highs of four
+     * groups) would not fit the registers, so each sub-block takes the low nibbles' four lines per
+     * group first, then the highs' line. Exact integer sums and {@link #group}'s float steps: the
+     * bits of one-group calls.
+     */
+    private static void groupQuad(MemorySegment m, long base, int nb, Activations a, int[] y, float[] out, int o, int[] scratch) {
+        float[] d = a.d;
+        int[] bs = a.bsums;
+        long stride = (long) nb * RECORD; // from one group to the next
+        java.util.Arrays.fill(out, o, o + DECODE_GROUPS * ROWS, 0f);
+        java.util.Arrays.fill(scratch, 16 * Simd.L, 24 * Simd.L, 0);
+        for (int b = 0; b < nb; b++) {
+            long rec = base + (long) b * RECORD;
+            for (int j = 0; j < 16; j++) {
+                long lines = rec + QUANTS + (long) SUB * j;
+                int c = 128 * b + 8 * j;
+                lowNibbles(m, lines, stride, y, c, scratch);
+                highBits(m, lines, stride, y, c, -2 * bs[16 * b + j], scratch);
+                finishSubBlock(m, rec, stride, j, scratch);
+            }
+            finishSuperBlock(m, rec, stride, d[b], scratch, out, o);
+        }
+    }
+
+    /**
+     * A sub-block's {@code Σ lo·x} (lines {@code 2s + h}) of the pass's eight accumulators into
+     * {@code scratch[0, 8L)}. A method of its own, as {@link #highBits}: with both parts in
+     * {@code groupQuad} the method outgrew what C2 compiles with unboxed vectors (tiny1b Q4_K_M
+     * decode 9 t/s, 1.2 GB allocated per token, JFR in {@code groupQuad}'s lines).
+     */
+    private static void lowNibbles(MemorySegment m, long lines, long stride, int[] y, int c, int[] scratch) {
+        long lb = 4L * Simd.L;
+        long k1 = lb, k2 = stride, k3 = stride + lb, k4 = 2 * stride, k5 = 2 * stride + lb, k6 = 3 * stride, k7 = 3 * stride + lb;
+        // Σ lo·x: lines 2s + h
+        ShortVector a0 = ShortVector.zero(Simd.S), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        for (int s = 0; s < 2; s++) {
+            long l = lines + 2L * s * lb;
+            IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, l, Simd.LE);
+            IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, l + k1, Simd.LE);
+            IntVector v2 = IntVector.fromMemorySegment(Simd.I, m, l + k2, Simd.LE);
+            IntVector v3 = IntVector.fromMemorySegment(Simd.I, m, l + k3, Simd.LE);
+            IntVector v4 = IntVector.fromMemorySegment(Simd.I, m, l + k4, Simd.LE);
+            IntVector v5 = IntVector.fromMemorySegment(Simd.I, m, l + k5, Simd.LE);
+            IntVector v6 = IntVector.fromMemorySegment(Simd.I, m, l + k6, Simd.LE);
+            IntVector v7 = IntVector.fromMemorySegment(Simd.I, m, l + k7, Simd.LE);
+            int cs = c + 4 * s;
+            ShortVector y0 = IntVector.broadcast(Simd.I, y[cs]).reinterpretAsShorts();
+            a0 = a0.add(v0.reinterpretAsShorts().mul(y0));
+            a1 = a1.add(v1.reinterpretAsShorts().mul(y0));
+            a2 = a2.add(v2.reinterpretAsShorts().mul(y0));
+            a3 = a3.add(v3.reinterpretAsShorts().mul(y0));
+            a4 = a4.add(v4.reinterpretAsShorts().mul(y0));
+            a5 = a5.add(v5.reinterpretAsShorts().mul(y0));
+            a6 = a6.add(v6.reinterpretAsShorts().mul(y0));
+            a7 = a7.add(v7.reinterpretAsShorts().mul(y0));
+            ShortVector y1 = IntVector.broadcast(Simd.I, y[cs + 1]).reinterpretAsShorts();
+            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            ShortVector y2 = IntVector.broadcast(Simd.I, y[cs + 2]).reinterpretAsShorts();
+            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            ShortVector y3 = IntVector.broadcast(Simd.I, y[cs + 3]).reinterpretAsShorts();
+            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+        }
+        a0.reinterpretAsInts().intoArray(scratch, 0);
+        a1.reinterpretAsInts().intoArray(scratch, Simd.L);
+        a2.reinterpretAsInts().intoArray(scratch, 2 * Simd.L);
+        a3.reinterpretAsInts().intoArray(scratch, 3 * Simd.L);
+        a4.reinterpretAsInts().intoArray(scratch, 4 * Simd.L);
+        a5.reinterpretAsInts().intoArray(scratch, 5 * Simd.L);
+        a6.reinterpretAsInts().intoArray(scratch, 6 * Simd.L);
+        a7.reinterpretAsInts().intoArray(scratch, 7 * Simd.L);
+    }
+
+    /** A sub-block's {@code Σ(hi - 2)·x} (lines {@code 4 + h}), starting from {@code offset} = {@code -2·Σx}, into {@code scratch[8L, 16L)}. */
+    private static void highBits(MemorySegment m, long lines, long stride, int[] y, int c, int offset, int[] scratch) {
+        long lb = 4L * Simd.L;
+        long k1 = lb, k2 = stride, k3 = stride + lb, k4 = 2 * stride, k5 = 2 * stride + lb, k6 = 3 * stride, k7 = 3 * stride + lb;
+        // the offset in the low half (the halves are added at the end)
+        long hl = lines + 4L * lb;
+        IntVector w0 = IntVector.fromMemorySegment(Simd.I, m, hl, Simd.LE);
+        IntVector w1 = IntVector.fromMemorySegment(Simd.I, m, hl + k1, Simd.LE);
+        IntVector w2 = IntVector.fromMemorySegment(Simd.I, m, hl + k2, Simd.LE);
+        IntVector w3 = IntVector.fromMemorySegment(Simd.I, m, hl + k3, Simd.LE);
+        IntVector w4 = IntVector.fromMemorySegment(Simd.I, m, hl + k4, Simd.LE);
+        IntVector w5 = IntVector.fromMemorySegment(Simd.I, m, hl + k5, Simd.LE);
+        IntVector w6 = IntVector.fromMemorySegment(Simd.I, m, hl + k6, Simd.LE);
+        IntVector w7 = IntVector.fromMemorySegment(Simd.I, m, hl + k7, Simd.LE);
+        ShortVector h0 = IntVector.broadcast(Simd.I, offset & 0xFFFF).reinterpretAsShorts(), h1 = h0, h2 = h0, h3 = h0, h4 = h0, h5 = h0, h6 = h0, h7 = h0;
+        for (int s = 0; s < 2; s++) {
+            // the highs of elements 16j+8s .. 16j+8s+7 as a nibble lane (no vector phi: a shift by 2s)
+            IntVector x0 = w0.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
+            IntVector x1 = w1.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
+            IntVector x2 = w2.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
+            IntVector x3 = w3.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
+            IntVector x4 = w4.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
+            IntVector x5 = w5.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
+            IntVector x6 = w6.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
+            IntVector x7 = w7.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
+            int cs = c + 4 * s;
+            ShortVector y0 = IntVector.broadcast(Simd.I, y[cs]).reinterpretAsShorts();
+            h0 = h0.add(x0.reinterpretAsShorts().mul(y0));
+            h1 = h1.add(x1.reinterpretAsShorts().mul(y0));
+            h2 = h2.add(x2.reinterpretAsShorts().mul(y0));
+            h3 = h3.add(x3.reinterpretAsShorts().mul(y0));
+            h4 = h4.add(x4.reinterpretAsShorts().mul(y0));
+            h5 = h5.add(x5.reinterpretAsShorts().mul(y0));
+            h6 = h6.add(x6.reinterpretAsShorts().mul(y0));
+            h7 = h7.add(x7.reinterpretAsShorts().mul(y0));
+            ShortVector y1 = IntVector.broadcast(Simd.I, y[cs + 1]).reinterpretAsShorts();
+            h0 = h0.add(x0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            h1 = h1.add(x1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            h2 = h2.add(x2.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            h3 = h3.add(x3.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            h4 = h4.add(x4.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            h5 = h5.add(x5.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            h6 = h6.add(x6.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            h7 = h7.add(x7.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            ShortVector y2 = IntVector.broadcast(Simd.I, y[cs + 2]).reinterpretAsShorts();
+            h0 = h0.add(x0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            h1 = h1.add(x1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            h2 = h2.add(x2.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            h3 = h3.add(x3.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            h4 = h4.add(x4.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            h5 = h5.add(x5.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            h6 = h6.add(x6.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            h7 = h7.add(x7.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            ShortVector y3 = IntVector.broadcast(Simd.I, y[cs + 3]).reinterpretAsShorts();
+            h0 = h0.add(x0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            h1 = h1.add(x1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            h2 = h2.add(x2.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            h3 = h3.add(x3.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            h4 = h4.add(x4.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            h5 = h5.add(x5.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            h6 = h6.add(x6.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            h7 = h7.add(x7.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+        }
+        h0.reinterpretAsInts().intoArray(scratch, 8 * Simd.L);
+        h1.reinterpretAsInts().intoArray(scratch, 9 * Simd.L);
+        h2.reinterpretAsInts().intoArray(scratch, 10 * Simd.L);
+        h3.reinterpretAsInts().intoArray(scratch, 11 * Simd.L);
+        h4.reinterpretAsInts().intoArray(scratch, 12 * Simd.L);
+        h5.reinterpretAsInts().intoArray(scratch, 13 * Simd.L);
+        h6.reinterpretAsInts().intoArray(scratch, 14 * Simd.L);
+        h7.reinterpretAsInts().intoArray(scratch, 15 * Simd.L);
+    }
+
+    /** Sub-block {@code j}'s end for the pass's eight accumulators: {@code sumi += sc_j·(Σlo·x + 16·Σ(hi-2)·x)}, exact, as {@link #group}. */
+    private static void finishSubBlock(MemorySegment m, long rec, long stride, int j, int[] scratch) {
+        int bl = Simd.BL.length(), lanes = Simd.L;
+        for (int gi = 0; gi < DECODE_GROUPS; gi++) {
+            long sc = rec + gi * stride + SCALES + (long) ROWS * j;
+            int k0 = 2 * gi * lanes, k1 = k0 + lanes, hi = 8 * lanes, si = 16 * lanes;
+            IntVector u0 = IntVector.fromArray(Simd.I, scratch, k0), u1 = IntVector.fromArray(Simd.I, scratch, k1);
+            IntVector z0 = IntVector.fromArray(Simd.I, scratch, hi + k0), z1 = IntVector.fromArray(Simd.I, scratch, hi + k1);
+            u0 = u0.add(u0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
+            u1 = u1.add(u1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
+            z0 = z0.add(z0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
+            z1 = z1.add(z1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
+            IntVector sc0 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0);
+            IntVector sc1 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc + (Simd.BL_PARTS == 1 ? bl : 0), Simd.LE)
+                    .convertShape(VectorOperators.B2I, Simd.I, Simd.BL_PARTS == 1 ? 0 : 1);
+            u0.add(z0.lanewise(VectorOperators.LSHL, 4)).mul(sc0).add(IntVector.fromArray(Simd.I, scratch, si + k0)).intoArray(scratch, si + k0);
+            u1.add(z1.lanewise(VectorOperators.LSHL, 4)).mul(sc1).add(IntVector.fromArray(Simd.I, scratch, si + k1)).intoArray(scratch, si + k1);
+        }
+    }
+
+    /** A super-block's end: {@code out += (dx·d)·sumi} per row, as {@link #group}; the sums reset. */
+    private static void finishSuperBlock(MemorySegment m, long rec, long stride, float dx, int[] scratch, float[] out, int o) {
+        int lanes = Simd.L, lineBytes = 4 * lanes;
+        for (int gi = 0; gi < DECODE_GROUPS; gi++) {
+            long r = rec + gi * stride;
+            for (int h = 0; h < 2; h++) {
+                int k = (2 * gi + h) * lanes, at = o + gi * ROWS + h * lanes;
+                FloatVector dw = FloatVector.fromMemorySegment(Simd.F, m, r + D + (long) h * lineBytes, Simd.LE).mul(dx);
+                FloatVector si = (FloatVector) IntVector.fromArray(Simd.I, scratch, 16 * lanes + k).convert(VectorOperators.I2F, 0);
+                si.fma(dw, FloatVector.fromArray(Simd.F, out, at)).intoArray(out, at);
+            }
+        }
+        java.util.Arrays.fill(scratch, 16 * lanes, 24 * lanes, 0);
     }
 }

@@ -53,6 +53,7 @@ final class Repackings {
         @Override public long packedBytes(int rows, int cols) { return InterleavedQ4_K.packedBytes(rows, cols); }
         @Override public boolean representable(WeightMatrix w, int r0, int r1) { return true; } // scales are kept as bytes and floats
         @Override public void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) { InterleavedQ4_K.pack(w, dst, g0, g1); }
+        @Override public int decodeGroups() { return InterleavedQ4_K.DECODE_GROUPS; }
         @Override public boolean wantsQ4KMultipliers() { return true; }
         @Override public boolean gemmReadsCopy() { return false; }
         @Override public void compute(MemorySegment packed, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
@@ -81,6 +82,7 @@ final class Repackings {
         @Override public long packedBytes(int rows, int cols) { return InterleavedQ6_K.packedBytes(rows, cols); }
         @Override public boolean representable(WeightMatrix w, int r0, int r1) { return true; } // scales kept as bytes, d as floats
         @Override public void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) { InterleavedQ6_K.pack(w, dst, g0, g1); }
+        @Override public int decodeGroups() { return InterleavedQ6_K.DECODE_GROUPS; }
         @Override public boolean wantsQ4KMultipliers() { return true; }
         @Override public boolean gemmReadsCopy() { return false; }
         @Override public void compute(MemorySegment packed, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {

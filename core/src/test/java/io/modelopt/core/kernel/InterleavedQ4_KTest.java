@@ -57,7 +57,8 @@ class InterleavedQ4_KTest {
     @Test
     void matchesFloat64ReferenceAndTheInPlaceKernel() {
         int L = InterleavedQ4_K.ROWS;
-        int[][] shapes = {{L, 256}, {2 * L, 768}, {3 * L + 5, 512}, {4 * L, 2048}};
+        // 8L and 11L + 3 rows: each of the two calls holds a whole four-group pass (groupQuad) and, for 11L, groups after it
+        int[][] shapes = {{L, 256}, {2 * L, 768}, {3 * L + 5, 512}, {4 * L, 2048}, {8 * L, 512}, {11 * L + 3, 768}};
         long seed = 40;
         for (int[] s : shapes) {
             for (int nTokens : new int[]{1, 2, 5}) {
@@ -83,6 +84,25 @@ class InterleavedQ4_KTest {
         }
     }
 
+    /** One-token calls: the four-group pass gives the bits of one-group calls (the same integer sums and float steps). */
+    @Test
+    void fourGroupPassGivesTheBitsOfOneGroupCalls() {
+        int rows = 9 * InterleavedQ4_K.ROWS, cols = 1024, nb = cols / 256, groups = rows / InterleavedQ4_K.ROWS;
+        WeightMatrix w = MatMulTest.matrix(GgmlType.Q4_K, rows, cols, 77);
+        MemorySegment packed = arena.allocate(InterleavedQ4_K.packedBytes(rows, cols), 64);
+        InterleavedQ4_K.pack(w, packed, 0, groups);
+        float[] x = MatMulTest.activations(cols, 78);
+        Activations a = new Activations();
+        a.prepare(Activations.Kind.Q8_K, x, 0, cols, 1, cols, false);
+        a.quantize(0, 1);
+        int[] y = new int[cols / 2];
+        InterleavedQ4_K.multipliers(a.q, 0, cols, y, 0);
+        float[] passes = new float[rows], single = new float[rows];
+        InterleavedQ4_K.compute(packed, nb, a, y, 0, groups, passes, 0, rows); // two passes of four, then one group
+        for (int g = 0; g < groups; g++) InterleavedQ4_K.compute(packed, nb, a, y, g, g + 1, single, 0, rows);
+        for (int r = 0; r < rows; r++) assertEquals(Float.floatToRawIntBits(single[r]), Float.floatToRawIntBits(passes[r]), "row " + r);
+    }
+
     /**
      * Sub-block sums at both ends of the 16-bit lanes: weights all 0 (q - 8 = -8) or all 15 and
      * activations all equal, which Q8_K quantizes to -128 (its largest magnitude) or 127:
@@ -90,7 +110,7 @@ class InterleavedQ4_KTest {
      */
     @Test
     void extremeSubBlockSums() {
-        int rows = InterleavedQ4_K.ROWS, cols = 512;
+        int rows = 8 * InterleavedQ4_K.ROWS, cols = 512; // each of compute's two calls is one four-group pass
         MemorySegment m = arena.allocate(GgmlType.Q4_K.bytesFor((long) rows * cols));
         long rowBytes = GgmlType.Q4_K.bytesFor(cols);
         for (int r = 0; r < rows; r++) {
