@@ -69,11 +69,13 @@ final class InterleavedQ4_K {
     static final int DECODE_GROUPS = 4;
 
     /**
-     * Per thread, {@link #groupQuad}'s scratch: {@code [0, 8L)} a sub-block's eight 16-bit pair sums,
-     * {@code [8L, 16L)} the super-block's {@code sumi} and {@code [16L, 24L)} its {@code summ} of the
-     * eight accumulators' rows.
+     * A pass's scratch, in vectors of {@code L} ints: {@code [0, 8)} a sub-block's eight 16-bit pair
+     * sums, {@code [8, 16)} Q5_K's fifth bits' pair sums, from {@link #SUMI} the super-block's
+     * {@code sumi}, from {@link #SUMM} its {@code summ} of the eight accumulators' rows.
      */
-    private static final ThreadLocal<int[]> SCRATCH = ThreadLocal.withInitial(() -> new int[24 * 16]);
+    static final int SUMI = 16, SUMM = 24, SCRATCH_VECTORS = 32;
+    /** Per thread, a pass's scratch (Q4_K's and Q5_K's). */
+    static final ThreadLocal<int[]> SCRATCH = ThreadLocal.withInitial(() -> new int[SCRATCH_VECTORS * 16]);
 
     /** Whether a {@code rows × cols} Q4_K matrix has a whole group to repack (vector kernels only). */
     static boolean canRepack(int rows, int cols) {
@@ -247,92 +249,110 @@ final class InterleavedQ4_K {
         float[] d = a.d;
         int[] bs = a.bsums;
         long stride = (long) nb * RECORD; // from one group to the next
-        long lb = 4L * Simd.L;
-        long k1 = lb, k2 = stride, k3 = stride + lb, k4 = 2 * stride, k5 = 2 * stride + lb, k6 = 3 * stride, k7 = 3 * stride + lb;
         java.util.Arrays.fill(out, o, o + DECODE_GROUPS * ROWS, 0f);
-        java.util.Arrays.fill(scratch, 8 * Simd.L, 24 * Simd.L, 0);
+        java.util.Arrays.fill(scratch, SUMI * Simd.L, SCRATCH_VECTORS * Simd.L, 0);
         for (int b = 0; b < nb; b++) {
             long rec = base + (long) b * RECORD;
             for (int j = 0; j < 8; j++) {
                 int bsj = bs[16 * b + 2 * j] + bs[16 * b + 2 * j + 1];
-                ShortVector a0 = IntVector.broadcast(Simd.I, (-8 * bsj - 256) & 0xFFFF).reinterpretAsShorts(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-                long lines = rec + QUANTS + 8L * j * lb;
-                int c = 128 * b + 16 * j;
-                for (int s = 0; s < 4; s++) {
-                    long l = lines + 2L * s * lb;
-                    IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, l, Simd.LE);
-                    IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, l + k1, Simd.LE);
-                    IntVector v2 = IntVector.fromMemorySegment(Simd.I, m, l + k2, Simd.LE);
-                    IntVector v3 = IntVector.fromMemorySegment(Simd.I, m, l + k3, Simd.LE);
-                    IntVector v4 = IntVector.fromMemorySegment(Simd.I, m, l + k4, Simd.LE);
-                    IntVector v5 = IntVector.fromMemorySegment(Simd.I, m, l + k5, Simd.LE);
-                    IntVector v6 = IntVector.fromMemorySegment(Simd.I, m, l + k6, Simd.LE);
-                    IntVector v7 = IntVector.fromMemorySegment(Simd.I, m, l + k7, Simd.LE);
-                    int cs = c + 4 * s;
-                    ShortVector y0 = IntVector.broadcast(Simd.I, y[cs]).reinterpretAsShorts();
-                    a0 = a0.add(v0.reinterpretAsShorts().mul(y0));
-                    a1 = a1.add(v1.reinterpretAsShorts().mul(y0));
-                    a2 = a2.add(v2.reinterpretAsShorts().mul(y0));
-                    a3 = a3.add(v3.reinterpretAsShorts().mul(y0));
-                    a4 = a4.add(v4.reinterpretAsShorts().mul(y0));
-                    a5 = a5.add(v5.reinterpretAsShorts().mul(y0));
-                    a6 = a6.add(v6.reinterpretAsShorts().mul(y0));
-                    a7 = a7.add(v7.reinterpretAsShorts().mul(y0));
-                    ShortVector y1 = IntVector.broadcast(Simd.I, y[cs + 1]).reinterpretAsShorts();
-                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    ShortVector y2 = IntVector.broadcast(Simd.I, y[cs + 2]).reinterpretAsShorts();
-                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    ShortVector y3 = IntVector.broadcast(Simd.I, y[cs + 3]).reinterpretAsShorts();
-                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                    a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                    a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                    a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                    a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                    a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                    a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                }
-                a0.reinterpretAsInts().intoArray(scratch, 0);
-                a1.reinterpretAsInts().intoArray(scratch, Simd.L);
-                a2.reinterpretAsInts().intoArray(scratch, 2 * Simd.L);
-                a3.reinterpretAsInts().intoArray(scratch, 3 * Simd.L);
-                a4.reinterpretAsInts().intoArray(scratch, 4 * Simd.L);
-                a5.reinterpretAsInts().intoArray(scratch, 5 * Simd.L);
-                a6.reinterpretAsInts().intoArray(scratch, 6 * Simd.L);
-                a7.reinterpretAsInts().intoArray(scratch, 7 * Simd.L);
-                finishSubBlock(m, rec, stride, j, bsj, scratch);
+                lowNibbles(m, rec + QUANTS + 8L * j * 4 * Simd.L, stride, y, 128 * b + 16 * j, -8 * bsj - 256, scratch);
+                finishSubBlock(m, rec, stride, j, bsj, false, scratch);
             }
             finishSuperBlock(m, rec, stride, d[b], scratch, out, o);
         }
     }
 
     /**
-     * Sub-block {@code j}'s end for the pass's eight accumulators: each one's pair sum, exact
-     * (as in {@link #group}), times its rows' scales into {@code sumi}, and the mins times
-     * {@code Σx} into {@code summ} (both in {@code scratch}).
+     * A sub-block's low-nibble sums (Q4_K's quants, or Q5_K's low four bits: lines {@code 2s + h}
+     * from {@code lines}, {@code stride} from one group to the next) of a pass's eight accumulators,
+     * each from {@code init}, into {@code scratch[0, 8L)}; {@code c}: the sub-block's first
+     * multiplier. A method of its own so that {@code groupQuad} stays small enough for C2 to keep
+     * every vector in registers (Q6_K's pass boxed with two such loops inline).
      */
-    private static void finishSubBlock(MemorySegment m, long rec, long stride, int j, int bsj, int[] scratch) {
+    static void lowNibbles(MemorySegment m, long lines, long stride, int[] y, int c, int init, int[] scratch) {
+        long lb = 4L * Simd.L;
+        long k1 = lb, k2 = stride, k3 = stride + lb, k4 = 2 * stride, k5 = 2 * stride + lb, k6 = 3 * stride, k7 = 3 * stride + lb;
+        ShortVector a0 = IntVector.broadcast(Simd.I, init & 0xFFFF).reinterpretAsShorts(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        for (int s = 0; s < 4; s++) {
+            long l = lines + 2L * s * lb;
+            IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, l, Simd.LE);
+            IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, l + k1, Simd.LE);
+            IntVector v2 = IntVector.fromMemorySegment(Simd.I, m, l + k2, Simd.LE);
+            IntVector v3 = IntVector.fromMemorySegment(Simd.I, m, l + k3, Simd.LE);
+            IntVector v4 = IntVector.fromMemorySegment(Simd.I, m, l + k4, Simd.LE);
+            IntVector v5 = IntVector.fromMemorySegment(Simd.I, m, l + k5, Simd.LE);
+            IntVector v6 = IntVector.fromMemorySegment(Simd.I, m, l + k6, Simd.LE);
+            IntVector v7 = IntVector.fromMemorySegment(Simd.I, m, l + k7, Simd.LE);
+            int cs = c + 4 * s;
+            ShortVector y0 = IntVector.broadcast(Simd.I, y[cs]).reinterpretAsShorts();
+            a0 = a0.add(v0.reinterpretAsShorts().mul(y0));
+            a1 = a1.add(v1.reinterpretAsShorts().mul(y0));
+            a2 = a2.add(v2.reinterpretAsShorts().mul(y0));
+            a3 = a3.add(v3.reinterpretAsShorts().mul(y0));
+            a4 = a4.add(v4.reinterpretAsShorts().mul(y0));
+            a5 = a5.add(v5.reinterpretAsShorts().mul(y0));
+            a6 = a6.add(v6.reinterpretAsShorts().mul(y0));
+            a7 = a7.add(v7.reinterpretAsShorts().mul(y0));
+            ShortVector y1 = IntVector.broadcast(Simd.I, y[cs + 1]).reinterpretAsShorts();
+            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            ShortVector y2 = IntVector.broadcast(Simd.I, y[cs + 2]).reinterpretAsShorts();
+            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            ShortVector y3 = IntVector.broadcast(Simd.I, y[cs + 3]).reinterpretAsShorts();
+            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+        }
+        a0.reinterpretAsInts().intoArray(scratch, 0);
+        a1.reinterpretAsInts().intoArray(scratch, Simd.L);
+        a2.reinterpretAsInts().intoArray(scratch, 2 * Simd.L);
+        a3.reinterpretAsInts().intoArray(scratch, 3 * Simd.L);
+        a4.reinterpretAsInts().intoArray(scratch, 4 * Simd.L);
+        a5.reinterpretAsInts().intoArray(scratch, 5 * Simd.L);
+        a6.reinterpretAsInts().intoArray(scratch, 6 * Simd.L);
+        a7.reinterpretAsInts().intoArray(scratch, 7 * Simd.L);
+    }
+
+    /**
+     * Sub-block {@code j}'s end for a pass's eight accumulators: each one's pair sum, exact (as in
+     * {@link #group}), plus {@code 8·Σx + 256}, plus (Q5_K, {@code fifth}) 16 times the fifth bits'
+     * pair sum ({@code scratch[8L, 16L)}), times its rows' scales into {@code sumi}, and the mins
+     * times {@code Σx} into {@code summ} (both in {@code scratch}). {@code rec} is the first group's
+     * record: the scales and mins sit where Q4_K's do in Q5_K's record too.
+     */
+    static void finishSubBlock(MemorySegment m, long rec, long stride, int j, int bsj, boolean fifth, int[] scratch) {
         int back = 8 * bsj + 256, bl = Simd.BL.length(), lanes = Simd.L;
         for (int gi = 0; gi < DECODE_GROUPS; gi++) {
             long r = rec + gi * stride, sc = r + SCALES + (long) ROWS * j, mn = r + MINS + (long) ROWS * j;
-            int k0 = 2 * gi * lanes, k1 = k0 + lanes, si = 8 * lanes, sm = 16 * lanes;
+            int k0 = 2 * gi * lanes, k1 = k0 + lanes, si = SUMI * lanes, sm = SUMM * lanes;
             IntVector u0 = IntVector.fromArray(Simd.I, scratch, k0), u1 = IntVector.fromArray(Simd.I, scratch, k1);
             u0 = u0.add(u0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(back);
             u1 = u1.add(u1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(back);
+            if (fifth) {
+                IntVector f0 = IntVector.fromArray(Simd.I, scratch, 8 * lanes + k0), f1 = IntVector.fromArray(Simd.I, scratch, 8 * lanes + k1);
+                f0 = f0.add(f0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
+                f1 = f1.add(f1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
+                u0 = u0.add(f0.lanewise(VectorOperators.LSHL, 4));
+                u1 = u1.add(f1.lanewise(VectorOperators.LSHL, 4));
+            }
             IntVector sc0 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
             IntVector sc1 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc + (Simd.BL_PARTS == 1 ? bl : 0), Simd.LE)
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, Simd.BL_PARTS == 1 ? 0 : 1);
@@ -346,8 +366,8 @@ final class InterleavedQ4_K {
         }
     }
 
-    /** A super-block's end: {@code out += (dx·d)·sumi - (dx·dmin)·summ} per row, as {@link #group}; the sums reset. */
-    private static void finishSuperBlock(MemorySegment m, long rec, long stride, float dx, int[] scratch, float[] out, int o) {
+    /** A super-block's end: {@code out += (dx·d)·sumi - (dx·dmin)·summ} per row, as {@link #group} (Q4_K's and Q5_K's {@code d}, {@code dmin}); the sums reset. */
+    static void finishSuperBlock(MemorySegment m, long rec, long stride, float dx, int[] scratch, float[] out, int o) {
         int lanes = Simd.L, lineBytes = 4 * lanes;
         for (int gi = 0; gi < DECODE_GROUPS; gi++) {
             long r = rec + gi * stride;
@@ -355,11 +375,11 @@ final class InterleavedQ4_K {
                 int k = (2 * gi + h) * lanes, at = o + gi * ROWS + h * lanes;
                 FloatVector dw = FloatVector.fromMemorySegment(Simd.F, m, r + D + (long) h * lineBytes, Simd.LE).mul(dx);
                 FloatVector dm = FloatVector.fromMemorySegment(Simd.F, m, r + DMIN + (long) h * lineBytes, Simd.LE).mul(-dx);
-                FloatVector si = (FloatVector) IntVector.fromArray(Simd.I, scratch, 8 * lanes + k).convert(VectorOperators.I2F, 0);
-                FloatVector sm = (FloatVector) IntVector.fromArray(Simd.I, scratch, 16 * lanes + k).convert(VectorOperators.I2F, 0);
+                FloatVector si = (FloatVector) IntVector.fromArray(Simd.I, scratch, SUMI * lanes + k).convert(VectorOperators.I2F, 0);
+                FloatVector sm = (FloatVector) IntVector.fromArray(Simd.I, scratch, SUMM * lanes + k).convert(VectorOperators.I2F, 0);
                 sm.fma(dm, si.fma(dw, FloatVector.fromArray(Simd.F, out, at))).intoArray(out, at);
             }
         }
-        java.util.Arrays.fill(scratch, 8 * lanes, 24 * lanes, 0);
+        java.util.Arrays.fill(scratch, SUMI * lanes, SCRATCH_VECTORS * lanes, 0);
     }
 }

@@ -40,6 +40,9 @@ final class InterleavedQ5_K {
     private static final int SCALES = 0, MINS = 8 * ROWS, D = 16 * ROWS, DMIN = D + 4 * ROWS, QUANTS = DMIN + 4 * ROWS, HIGHS = QUANTS + 128 * ROWS;
     private static final int HI_MASK = 0x11111111;
 
+    /** Groups per pass of a one-token call ({@link #groupQuad}), as {@link InterleavedQ4_K#DECODE_GROUPS}. */
+    static final int DECODE_GROUPS = InterleavedQ4_K.DECODE_GROUPS;
+
     /** Whether a {@code rows × cols} Q5_K matrix has a whole group to repack (vector kernels only). */
     static boolean canRepack(int rows, int cols) {
         return KQuantGroups.canRepack(ROWS, rows, cols);
@@ -103,7 +106,12 @@ final class InterleavedQ5_K {
      * at {@code t · cols / 2}): {@code out[outOff + t·outStride + r]} for the groups' rows.
      */
     static void compute(MemorySegment m, int nb, Activations a, int[] y, int g0, int g1, float[] out, int outOff, int outStride) {
-        for (int g = g0; g < g1; g++) {
+        int g = g0;
+        if (a.nTokens == 1) {
+            int[] scratch = InterleavedQ4_K.SCRATCH.get(); // per thread: the pool's workers share the call's Activations
+            for (; g + DECODE_GROUPS <= g1; g += DECODE_GROUPS) groupQuad(m, record(g, nb, 0), nb, a, y, out, outOff + g * ROWS, scratch);
+        }
+        for (; g < g1; g++) {
             // the first token reads the group from memory, the others from cache
             for (int t = 0; t < a.nTokens; t++) group(m, record(g, nb, 0), nb, a, y, t, out, outOff + t * outStride + g * ROWS);
         }
@@ -190,5 +198,102 @@ final class InterleavedQ5_K {
             ((FloatVector) sm1.convert(VectorOperators.I2F, 0)).fma(dm1, ((FloatVector) si1.convert(VectorOperators.I2F, 0)).fma(dw1, FloatVector.fromArray(Simd.F, out, o + Simd.L)))
                     .intoArray(out, o + Simd.L);
         }
+    }
+
+    /**
+     * {@link #DECODE_GROUPS} adjacent groups from {@code base} for a one-token call, as
+     * {@link InterleavedQ4_K#groupQuad} (eight streams, eight accumulators of {@code L} rows), whose
+     * low-nibble loop, sub-block end and super-block end it shares (the record starts as Q4_K's);
+     * the fifth bits' sums come from {@link #fifthBits}. The bits of one-group calls.
+     */
+    private static void groupQuad(MemorySegment m, long base, int nb, Activations a, int[] y, float[] out, int o, int[] scratch) {
+        float[] d = a.d;
+        int[] bs = a.bsums;
+        long stride = (long) nb * RECORD; // from one group to the next
+        long lb = 4L * Simd.L;
+        java.util.Arrays.fill(out, o, o + DECODE_GROUPS * ROWS, 0f);
+        java.util.Arrays.fill(scratch, InterleavedQ4_K.SUMI * Simd.L, InterleavedQ4_K.SCRATCH_VECTORS * Simd.L, 0);
+        for (int b = 0; b < nb; b++) {
+            long rec = base + (long) b * RECORD;
+            for (int j = 0; j < 8; j++) {
+                int bsj = bs[16 * b + 2 * j] + bs[16 * b + 2 * j + 1];
+                int c = 128 * b + 16 * j;
+                InterleavedQ4_K.lowNibbles(m, rec + QUANTS + 8L * j * lb, stride, y, c, -8 * bsj - 256, scratch);
+                fifthBits(m, rec + HIGHS + 2L * j * lb, stride, y, c, scratch);
+                InterleavedQ4_K.finishSubBlock(m, rec, stride, j, bsj, true, scratch);
+            }
+            InterleavedQ4_K.finishSuperBlock(m, rec, stride, d[b], scratch, out, o);
+        }
+    }
+
+    /** A sub-block's {@code Σ hi·x} (lines {@code 2j + h} from {@code highs}) of the pass's eight accumulators, from zero, into {@code scratch[8L, 16L)}. */
+    private static void fifthBits(MemorySegment m, long highs, long stride, int[] y, int c, int[] scratch) {
+        long lb = 4L * Simd.L;
+        long k1 = lb, k2 = stride, k3 = stride + lb, k4 = 2 * stride, k5 = 2 * stride + lb, k6 = 3 * stride, k7 = 3 * stride + lb;
+        IntVector w0 = IntVector.fromMemorySegment(Simd.I, m, highs, Simd.LE);
+        IntVector w1 = IntVector.fromMemorySegment(Simd.I, m, highs + k1, Simd.LE);
+        IntVector w2 = IntVector.fromMemorySegment(Simd.I, m, highs + k2, Simd.LE);
+        IntVector w3 = IntVector.fromMemorySegment(Simd.I, m, highs + k3, Simd.LE);
+        IntVector w4 = IntVector.fromMemorySegment(Simd.I, m, highs + k4, Simd.LE);
+        IntVector w5 = IntVector.fromMemorySegment(Simd.I, m, highs + k5, Simd.LE);
+        IntVector w6 = IntVector.fromMemorySegment(Simd.I, m, highs + k6, Simd.LE);
+        IntVector w7 = IntVector.fromMemorySegment(Simd.I, m, highs + k7, Simd.LE);
+        ShortVector e0 = ShortVector.zero(Simd.S), e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0, e6 = e0, e7 = e0;
+        for (int s = 0; s < 4; s++) {
+            // the fifth bits of elements 32j+8s .. 32j+8s+7 as a nibble lane (a shift by s: no vector phi)
+            IntVector x0 = w0.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
+            IntVector x1 = w1.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
+            IntVector x2 = w2.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
+            IntVector x3 = w3.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
+            IntVector x4 = w4.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
+            IntVector x5 = w5.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
+            IntVector x6 = w6.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
+            IntVector x7 = w7.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
+            int cs = c + 4 * s;
+            ShortVector y0 = IntVector.broadcast(Simd.I, y[cs]).reinterpretAsShorts();
+            e0 = e0.add(x0.reinterpretAsShorts().mul(y0));
+            e1 = e1.add(x1.reinterpretAsShorts().mul(y0));
+            e2 = e2.add(x2.reinterpretAsShorts().mul(y0));
+            e3 = e3.add(x3.reinterpretAsShorts().mul(y0));
+            e4 = e4.add(x4.reinterpretAsShorts().mul(y0));
+            e5 = e5.add(x5.reinterpretAsShorts().mul(y0));
+            e6 = e6.add(x6.reinterpretAsShorts().mul(y0));
+            e7 = e7.add(x7.reinterpretAsShorts().mul(y0));
+            ShortVector y1 = IntVector.broadcast(Simd.I, y[cs + 1]).reinterpretAsShorts();
+            e0 = e0.add(x0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            e1 = e1.add(x1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            e2 = e2.add(x2.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            e3 = e3.add(x3.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            e4 = e4.add(x4.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            e5 = e5.add(x5.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            e6 = e6.add(x6.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            e7 = e7.add(x7.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
+            ShortVector y2 = IntVector.broadcast(Simd.I, y[cs + 2]).reinterpretAsShorts();
+            e0 = e0.add(x0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            e1 = e1.add(x1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            e2 = e2.add(x2.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            e3 = e3.add(x3.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            e4 = e4.add(x4.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            e5 = e5.add(x5.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            e6 = e6.add(x6.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            e7 = e7.add(x7.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
+            ShortVector y3 = IntVector.broadcast(Simd.I, y[cs + 3]).reinterpretAsShorts();
+            e0 = e0.add(x0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            e1 = e1.add(x1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            e2 = e2.add(x2.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            e3 = e3.add(x3.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            e4 = e4.add(x4.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            e5 = e5.add(x5.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            e6 = e6.add(x6.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+            e7 = e7.add(x7.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+        }
+        e0.reinterpretAsInts().intoArray(scratch, 8 * Simd.L);
+        e1.reinterpretAsInts().intoArray(scratch, 9 * Simd.L);
+        e2.reinterpretAsInts().intoArray(scratch, 10 * Simd.L);
+        e3.reinterpretAsInts().intoArray(scratch, 11 * Simd.L);
+        e4.reinterpretAsInts().intoArray(scratch, 12 * Simd.L);
+        e5.reinterpretAsInts().intoArray(scratch, 13 * Simd.L);
+        e6.reinterpretAsInts().intoArray(scratch, 14 * Simd.L);
+        e7.reinterpretAsInts().intoArray(scratch, 15 * Simd.L);
     }
 }

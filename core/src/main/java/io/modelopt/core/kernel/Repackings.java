@@ -101,6 +101,7 @@ final class Repackings {
         @Override public long packedBytes(int rows, int cols) { return InterleavedQ5_K.packedBytes(rows, cols); }
         @Override public boolean representable(WeightMatrix w, int r0, int r1) { return true; } // scales are kept as bytes and floats
         @Override public void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) { InterleavedQ5_K.pack(w, dst, g0, g1); }
+        @Override public int decodeGroups() { return InterleavedQ5_K.DECODE_GROUPS; }
         @Override public boolean wantsQ4KMultipliers() { return true; }
         @Override public boolean gemmReadsCopy() { return false; }
         @Override public void compute(MemorySegment packed, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {

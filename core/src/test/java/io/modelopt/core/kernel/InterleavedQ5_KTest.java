@@ -75,7 +75,8 @@ class InterleavedQ5_KTest {
     @Test
     void matchesFloat64ReferenceAndTheScalarKernel() {
         int g = InterleavedQ5_K.ROWS;
-        int[][] shapes = {{g, 256}, {2 * g, 768}, {3 * g + 5, 512}, {g + 1, 1280}, {4 * g, 2048}};
+        // 8g and 11g + 3 rows: each of the two calls holds a whole four-group pass (groupQuad) and, for 11g, groups after it
+        int[][] shapes = {{g, 256}, {2 * g, 768}, {3 * g + 5, 512}, {g + 1, 1280}, {4 * g, 2048}, {8 * g, 512}, {11 * g + 3, 768}};
         long seed = 90;
         for (int[] s : shapes) {
             for (int nTokens : new int[]{1, 2, 5}) {
@@ -105,7 +106,7 @@ class InterleavedQ5_KTest {
     @Test
     void repackedMatrixThroughMatMul() {
         int g = InterleavedQ5_K.ROWS;
-        int[][] shapes = {{g, 256}, {2 * g + 3, 768}, {3 * g + g / 2 + 1, 1280}, {g - 1, 256}};
+        int[][] shapes = {{g, 256}, {2 * g + 3, 768}, {3 * g + g / 2 + 1, 1280}, {g - 1, 256}, {9 * g + 5, 512}};
         ComputePool[] pools = {pool1, pool2, pool3};
         long seed = 900;
         for (int[] s : shapes) {
@@ -128,6 +129,25 @@ class InterleavedQ5_KTest {
         }
     }
 
+    /** One-token calls: the four-group pass gives the bits of one-group calls (the same integer sums and float steps). */
+    @Test
+    void fourGroupPassGivesTheBitsOfOneGroupCalls() {
+        int rows = 9 * InterleavedQ5_K.ROWS, cols = 1024, nb = cols / 256, groups = rows / InterleavedQ5_K.ROWS;
+        WeightMatrix w = MatMulTest.matrix(GgmlType.Q5_K, rows, cols, 77);
+        MemorySegment packed = arena.allocate(InterleavedQ5_K.packedBytes(rows, cols), 64);
+        InterleavedQ5_K.pack(w, packed, 0, groups);
+        float[] x = MatMulTest.activations(cols, 78);
+        Activations a = new Activations();
+        a.prepare(Activations.Kind.Q8_K, x, 0, cols, 1, cols, false);
+        a.quantize(0, 1);
+        int[] y = new int[cols / 2];
+        InterleavedQ4_K.multipliers(a.q, 0, cols, y, 0);
+        float[] passes = new float[rows], single = new float[rows];
+        InterleavedQ5_K.compute(packed, nb, a, y, 0, groups, passes, 0, rows); // two passes of four, then one group
+        for (int g = 0; g < groups; g++) InterleavedQ5_K.compute(packed, nb, a, y, g, g + 1, single, 0, rows);
+        for (int r = 0; r < rows; r++) assertEquals(Float.floatToRawIntBits(single[r]), Float.floatToRawIntBits(passes[r]), "row " + r);
+    }
+
     /**
      * Sub-block sums at the ends of the 16-bit lanes: quants all 0, all 31, all 15 (low nibbles
      * only), all 16 (fifth bits only), with activations all equal, which Q8_K quantizes to -127
@@ -135,7 +155,7 @@ class InterleavedQ5_KTest {
      */
     @Test
     void extremeSubBlockSums() {
-        int rows = InterleavedQ5_K.ROWS, cols = 512;
+        int rows = 8 * InterleavedQ5_K.ROWS, cols = 512; // each of compute's two calls is one four-group pass
         MemorySegment m = arena.allocate(GgmlType.Q5_K.bytesFor((long) rows * cols));
         long rowBytes = GgmlType.Q5_K.bytesFor(cols);
         int[] quants = {0, 31, 15, 16, 7, 24};
