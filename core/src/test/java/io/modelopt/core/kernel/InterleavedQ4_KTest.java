@@ -15,9 +15,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The repacked Q4_K decode kernel ({@link InterleavedQ4_K}) called directly (MatMul does not
- * dispatch to it yet): against the float64 reference of {@link MatMulTest} and against the
- * in-place kernels, for 1 to 5 tokens, group counts, and the extreme sub-block sums at the edge
+ * The repacked Q4_K decode kernel ({@link InterleavedQ4_K}) called directly (MatMul reaches it through
+ * its {@link Repacking}: the model tests): against the float64 reference of {@link MatMulTest} and against
+ * the in-place kernels, for 1 to 5 tokens, group counts, and the extreme sub-block sums at the edge
  * of its 16-bit lanes.
  */
 class InterleavedQ4_KTest {
