@@ -255,7 +255,7 @@ final class InterleavedQ4_K {
             long rec = base + (long) b * RECORD;
             for (int j = 0; j < 8; j++) {
                 int bsj = bs[16 * b + 2 * j] + bs[16 * b + 2 * j + 1];
-                lowNibbles(m, rec + QUANTS + 8L * j * 4 * Simd.L, stride, y, 128 * b + 16 * j, -8 * bsj - 256, scratch);
+                lowNibbles(m, rec + QUANTS + 8L * j * 4 * Simd.L, stride, y, 128 * b + 16 * j, -8 * bsj - 256, 4, scratch);
                 finishSubBlock(m, rec, stride, j, bsj, false, scratch);
             }
             finishSuperBlock(m, rec, stride, d[b], scratch, out, o);
@@ -263,17 +263,18 @@ final class InterleavedQ4_K {
     }
 
     /**
-     * A sub-block's low-nibble sums (Q4_K's quants, or Q5_K's low four bits: lines {@code 2s + h}
-     * from {@code lines}, {@code stride} from one group to the next) of a pass's eight accumulators,
-     * each from {@code init}, into {@code scratch[0, 8L)}; {@code c}: the sub-block's first
-     * multiplier. A method of its own so that {@code groupQuad} stays small enough for C2 to keep
-     * every vector in registers (Q6_K's pass boxed with two such loops inline).
+     * A sub-block's low-nibble sums (Q4_K's quants, Q5_K's or Q6_K's low four bits: lines
+     * {@code 2s + h}, {@code s < steps}, from {@code lines}, {@code stride} from one group to the
+     * next; 4 steps of 8 columns for Q4_K and Q5_K, 2 for Q6_K) of a pass's eight accumulators, each
+     * from {@code init}, into {@code scratch[0, 8L)}; {@code c}: the sub-block's first multiplier. A
+     * method of its own so that {@code groupQuad} stays small enough for C2 to keep every vector in
+     * registers (Q6_K's pass boxed with this loop and its highs' inline).
      */
-    static void lowNibbles(MemorySegment m, long lines, long stride, int[] y, int c, int init, int[] scratch) {
+    static void lowNibbles(MemorySegment m, long lines, long stride, int[] y, int c, int init, int steps, int[] scratch) {
         long lb = 4L * Simd.L;
         long k1 = lb, k2 = stride, k3 = stride + lb, k4 = 2 * stride, k5 = 2 * stride + lb, k6 = 3 * stride, k7 = 3 * stride + lb;
         ShortVector a0 = IntVector.broadcast(Simd.I, init & 0xFFFF).reinterpretAsShorts(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        for (int s = 0; s < 4; s++) {
+        for (int s = 0; s < steps; s++) {
             long l = lines + 2L * s * lb;
             IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, l, Simd.LE);
             IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, l + k1, Simd.LE);

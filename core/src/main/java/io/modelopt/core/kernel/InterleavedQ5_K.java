@@ -218,7 +218,7 @@ final class InterleavedQ5_K {
             for (int j = 0; j < 8; j++) {
                 int bsj = bs[16 * b + 2 * j] + bs[16 * b + 2 * j + 1];
                 int c = 128 * b + 16 * j;
-                InterleavedQ4_K.lowNibbles(m, rec + QUANTS + 8L * j * lb, stride, y, c, -8 * bsj - 256, scratch);
+                InterleavedQ4_K.lowNibbles(m, rec + QUANTS + 8L * j * lb, stride, y, c, -8 * bsj - 256, 4, scratch);
                 fifthBits(m, rec + HIGHS + 2L * j * lb, stride, y, c, scratch);
                 InterleavedQ4_K.finishSubBlock(m, rec, stride, j, bsj, true, scratch);
             }

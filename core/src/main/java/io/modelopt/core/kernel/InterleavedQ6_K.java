@@ -252,7 +252,7 @@ final class InterleavedQ6_K {
             for (int j = 0; j < 16; j++) {
                 long lines = rec + QUANTS + (long) SUB * j;
                 int c = 128 * b + 8 * j;
-                lowNibbles(m, lines, stride, y, c, scratch);
+                InterleavedQ4_K.lowNibbles(m, lines, stride, y, c, 0, 2, scratch); // Σ lo·x: lines 2s + h, s < 2
                 highBits(m, lines, stride, y, c, -2 * bs[16 * b + j], scratch);
                 finishSubBlock(m, rec, stride, j, scratch);
             }
@@ -261,75 +261,12 @@ final class InterleavedQ6_K {
     }
 
     /**
-     * A sub-block's {@code Σ lo·x} (lines {@code 2s + h}) of the pass's eight accumulators into
-     * {@code scratch[0, 8L)}. A method of its own, as {@link #highBits}: with both parts in
-     * {@code groupQuad} the method outgrew what C2 compiles with unboxed vectors (tiny1b Q4_K_M
-     * decode 9 t/s, 1.2 GB allocated per token, JFR in {@code groupQuad}'s lines).
+     * A sub-block's {@code Σ(hi - 2)·x} (lines {@code 4 + h}), starting from {@code offset} =
+     * {@code -2·Σx}, into {@code scratch[8L, 16L)}. A method of its own, as the low nibbles'
+     * ({@link InterleavedQ4_K#lowNibbles}): with both parts in {@code groupQuad} the method outgrew
+     * what C2 compiles with unboxed vectors (tiny1b Q4_K_M decode 9 t/s, 1.2 GB allocated per token,
+     * JFR in {@code groupQuad}'s lines).
      */
-    private static void lowNibbles(MemorySegment m, long lines, long stride, int[] y, int c, int[] scratch) {
-        long lb = 4L * Simd.L;
-        long k1 = lb, k2 = stride, k3 = stride + lb, k4 = 2 * stride, k5 = 2 * stride + lb, k6 = 3 * stride, k7 = 3 * stride + lb;
-        // Σ lo·x: lines 2s + h
-        ShortVector a0 = ShortVector.zero(Simd.S), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        for (int s = 0; s < 2; s++) {
-            long l = lines + 2L * s * lb;
-            IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, l, Simd.LE);
-            IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, l + k1, Simd.LE);
-            IntVector v2 = IntVector.fromMemorySegment(Simd.I, m, l + k2, Simd.LE);
-            IntVector v3 = IntVector.fromMemorySegment(Simd.I, m, l + k3, Simd.LE);
-            IntVector v4 = IntVector.fromMemorySegment(Simd.I, m, l + k4, Simd.LE);
-            IntVector v5 = IntVector.fromMemorySegment(Simd.I, m, l + k5, Simd.LE);
-            IntVector v6 = IntVector.fromMemorySegment(Simd.I, m, l + k6, Simd.LE);
-            IntVector v7 = IntVector.fromMemorySegment(Simd.I, m, l + k7, Simd.LE);
-            int cs = c + 4 * s;
-            ShortVector y0 = IntVector.broadcast(Simd.I, y[cs]).reinterpretAsShorts();
-            a0 = a0.add(v0.reinterpretAsShorts().mul(y0));
-            a1 = a1.add(v1.reinterpretAsShorts().mul(y0));
-            a2 = a2.add(v2.reinterpretAsShorts().mul(y0));
-            a3 = a3.add(v3.reinterpretAsShorts().mul(y0));
-            a4 = a4.add(v4.reinterpretAsShorts().mul(y0));
-            a5 = a5.add(v5.reinterpretAsShorts().mul(y0));
-            a6 = a6.add(v6.reinterpretAsShorts().mul(y0));
-            a7 = a7.add(v7.reinterpretAsShorts().mul(y0));
-            ShortVector y1 = IntVector.broadcast(Simd.I, y[cs + 1]).reinterpretAsShorts();
-            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            ShortVector y2 = IntVector.broadcast(Simd.I, y[cs + 2]).reinterpretAsShorts();
-            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            ShortVector y3 = IntVector.broadcast(Simd.I, y[cs + 3]).reinterpretAsShorts();
-            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-        }
-        a0.reinterpretAsInts().intoArray(scratch, 0);
-        a1.reinterpretAsInts().intoArray(scratch, Simd.L);
-        a2.reinterpretAsInts().intoArray(scratch, 2 * Simd.L);
-        a3.reinterpretAsInts().intoArray(scratch, 3 * Simd.L);
-        a4.reinterpretAsInts().intoArray(scratch, 4 * Simd.L);
-        a5.reinterpretAsInts().intoArray(scratch, 5 * Simd.L);
-        a6.reinterpretAsInts().intoArray(scratch, 6 * Simd.L);
-        a7.reinterpretAsInts().intoArray(scratch, 7 * Simd.L);
-    }
-
-    /** A sub-block's {@code Σ(hi - 2)·x} (lines {@code 4 + h}), starting from {@code offset} = {@code -2·Σx}, into {@code scratch[8L, 16L)}. */
     private static void highBits(MemorySegment m, long lines, long stride, int[] y, int c, int offset, int[] scratch) {
         long lb = 4L * Simd.L;
         long k1 = lb, k2 = stride, k3 = stride + lb, k4 = 2 * stride, k5 = 2 * stride + lb, k6 = 3 * stride, k7 = 3 * stride + lb;

@@ -132,20 +132,14 @@ class InterleavedQ6_KTest {
     /** One-token calls: the four-group pass gives the bits of one-group calls (the same integer sums and float steps). */
     @Test
     void fourGroupPassGivesTheBitsOfOneGroupCalls() {
-        int rows = 9 * InterleavedQ6_K.ROWS, cols = 1024, nb = cols / 256, groups = rows / InterleavedQ6_K.ROWS;
-        WeightMatrix w = MatMulTest.matrix(GgmlType.Q6_K, rows, cols, 77);
-        MemorySegment packed = arena.allocate(InterleavedQ6_K.packedBytes(rows, cols), 64);
-        InterleavedQ6_K.pack(w, packed, 0, groups);
-        float[] x = MatMulTest.activations(cols, 78);
-        Activations a = new Activations();
-        a.prepare(Activations.Kind.Q8_K, x, 0, cols, 1, cols, false);
-        a.quantize(0, 1);
-        int[] y = new int[cols / 2];
-        InterleavedQ4_K.multipliers(a.q, 0, cols, y, 0);
-        float[] passes = new float[rows], single = new float[rows];
-        InterleavedQ6_K.compute(packed, nb, a, y, 0, groups, passes, 0, rows); // two passes of four, then one group
-        for (int g = 0; g < groups; g++) InterleavedQ6_K.compute(packed, nb, a, y, g, g + 1, single, 0, rows);
-        for (int r = 0; r < rows; r++) assertEquals(Float.floatToRawIntBits(single[r]), Float.floatToRawIntBits(passes[r]), "row " + r);
+        KQuantPasses.assertPassGivesTheBitsOfOneGroupCalls(arena, GgmlType.Q6_K, new KQuantPasses.Layout() {
+            @Override public int groupRows() { return InterleavedQ6_K.ROWS; }
+            @Override public long packedBytes(int rows, int cols) { return InterleavedQ6_K.packedBytes(rows, cols); }
+            @Override public void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) { InterleavedQ6_K.pack(w, dst, g0, g1); }
+            @Override public void compute(MemorySegment m, int nb, Activations a, int[] y, int g0, int g1, float[] out, int outOff, int outStride) {
+                InterleavedQ6_K.compute(m, nb, a, y, g0, g1, out, outOff, outStride);
+            }
+        });
     }
 
     /**
