@@ -8,6 +8,7 @@ import io.modelopt.core.quant.Q4_0;
 import io.modelopt.core.quant.Q4_K;
 import io.modelopt.core.quant.Q6_K;
 import io.modelopt.core.quant.Q8_0;
+import io.modelopt.quantization.gguf.BlockQuantizer;
 import io.modelopt.core.tensor.GgmlType;
 import io.modelopt.core.tensor.TensorData;
 import java.lang.foreign.Arena;
@@ -56,7 +57,7 @@ import org.openjdk.jmh.annotations.Warmup;
         "-XX:+UseParallelGC"})
 public class MatMulBenchmark {
 
-    @Param({"F16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"})
+    @Param({"F16", "Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K"})
     public String type;
 
     /** rows x cols: attention projection, FFN gate/up, FFN down. */
@@ -123,6 +124,11 @@ public class MatMulBenchmark {
                     case Q8_0 -> Q8_0.quantizeReference(row, 0, cols, m, off);
                     case Q4_0 -> Q4_0.quantizeReference(row, 0, cols, m, off);
                     case Q4_K -> Q4_K.quantizeReference(row, 0, cols, m, off);
+                    case Q5_K -> { // core has no Q5_K quantizer: the quantization module's llama.cpp one
+                        byte[] b = new byte[(int) rowBytes];
+                        BlockQuantizer.of(t).quantizeRow(row, 0, cols, null, b, 0);
+                        MemorySegment.copy(MemorySegment.ofArray(b), 0, m, off, rowBytes);
+                    }
                     case Q6_K -> Q6_K.quantizeReference(row, 0, cols, m, off);
                     default -> throw new IllegalArgumentException("no benchmark data for " + t);
                 }
