@@ -63,6 +63,21 @@ public final class Activations {
         if (on) q4kMultipliers = grow(q4kMultipliers, nTokens * cols / 2);
     }
 
+    /** For the repacked Q5_K kernel ({@link InterleavedQ5_K#multipliers}), with {@link Kind#Q8_K}: {@code cols · 5/8} ints per token. */
+    boolean packedQ5K;
+    int[] q5kMultipliers = new int[0];
+
+    /** Asks {@link #quantize} for the repacked Q5_K kernel's multipliers too (after {@code prepare}). */
+    void prepareQ5K(boolean on) {
+        packedQ5K = on;
+        if (on) q5kMultipliers = grow(q5kMultipliers, q5kMultipliersPerToken(cols) * nTokens);
+    }
+
+    /** Ints of {@link #q5kMultipliers} per token. */
+    static int q5kMultipliersPerToken(int cols) {
+        return cols / 32 * InterleavedQ5_K.SUB_BLOCK_MULTIPLIERS;
+    }
+
     boolean scaleForF16;
     float[] f16Scaled = new float[0];
     boolean f16ScaledExact;
@@ -175,6 +190,10 @@ public final class Activations {
         }
         if (packedQ4K) {
             for (int t = t0; t < t1; t++) InterleavedQ4_K.multipliers(q, t * cols, cols, q4kMultipliers, t * cols / 2);
+        }
+        if (packedQ5K) {
+            int per = q5kMultipliersPerToken(cols);
+            for (int t = t0; t < t1; t++) InterleavedQ5_K.multipliers(q, t * cols, cols, q5kMultipliers, t * per);
         }
         if (scaleForF16 && t0 == 0 && t1 > 0) scaleForF16();
         if (transposed) transpose(t0, t1);

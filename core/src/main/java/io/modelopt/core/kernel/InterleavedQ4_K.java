@@ -69,8 +69,8 @@ final class InterleavedQ4_K {
     static final int DECODE_GROUPS = 4;
 
     /**
-     * A pass's scratch, in vectors of {@code L} ints: {@code [0, 8)} a sub-block's eight 16-bit pair
-     * sums, {@code [8, 16)} Q5_K's fifth bits' pair sums, from {@link #SUMI} the super-block's
+     * A pass's scratch, in vectors of {@code L} ints: {@code [0, 8)} a sub-block's eight 16-bit
+     * accumulators, {@code [8, 16)} Q6_K's high parts', from {@link #SUMI} the super-block's
      * {@code sumi}, from {@link #SUMM} its {@code summ} of the eight accumulators' rows.
      */
     static final int SUMI = 16, SUMM = 24, SCRATCH_VECTORS = 32;
@@ -333,26 +333,25 @@ final class InterleavedQ4_K {
     }
 
     /**
-     * Sub-block {@code j}'s end for a pass's eight accumulators: each one's pair sum, exact (as in
-     * {@link #group}), plus {@code 8·Σx + 256}, plus (Q5_K, {@code fifth}) 16 times the fifth bits'
-     * pair sum ({@code scratch[8L, 16L)}), times its rows' scales into {@code sumi}, and the mins
-     * times {@code Σx} into {@code summ} (both in {@code scratch}). {@code rec} is the first group's
-     * record: the scales and mins sit where Q4_K's do in Q5_K's record too.
+     * Sub-block {@code j}'s end for a pass's eight accumulators ({@code scratch[0, 8L)}): each one's
+     * exact sum, as in {@link #group} (Q4_K: the pair sum plus {@code 8·Σx + 256}; Q5_K,
+     * {@code fiveBit}: both halves sign-extended plus {@code 16·Σx + 512}, see {@link InterleavedQ5_K}),
+     * times its rows' scales into {@code sumi}, and the mins times {@code Σx} into {@code summ} (both
+     * in {@code scratch}). {@code rec} is the first group's record: the scales and mins sit where
+     * Q4_K's do in Q5_K's record too.
      */
-    static void finishSubBlock(MemorySegment m, long rec, long stride, int j, int bsj, boolean fifth, int[] scratch) {
-        int back = 8 * bsj + 256, bl = Simd.BL.length(), lanes = Simd.L;
+    static void finishSubBlock(MemorySegment m, long rec, long stride, int j, int bsj, boolean fiveBit, int[] scratch) {
+        int back = fiveBit ? 16 * bsj + 512 : 8 * bsj + 256, bl = Simd.BL.length(), lanes = Simd.L;
         for (int gi = 0; gi < DECODE_GROUPS; gi++) {
             long r = rec + gi * stride, sc = r + SCALES + (long) ROWS * j, mn = r + MINS + (long) ROWS * j;
             int k0 = 2 * gi * lanes, k1 = k0 + lanes, si = SUMI * lanes, sm = SUMM * lanes;
             IntVector u0 = IntVector.fromArray(Simd.I, scratch, k0), u1 = IntVector.fromArray(Simd.I, scratch, k1);
-            u0 = u0.add(u0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(back);
-            u1 = u1.add(u1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(back);
-            if (fifth) {
-                IntVector f0 = IntVector.fromArray(Simd.I, scratch, 8 * lanes + k0), f1 = IntVector.fromArray(Simd.I, scratch, 8 * lanes + k1);
-                f0 = f0.add(f0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
-                f1 = f1.add(f1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
-                u0 = u0.add(f0.lanewise(VectorOperators.LSHL, 4));
-                u1 = u1.add(f1.lanewise(VectorOperators.LSHL, 4));
+            if (fiveBit) {
+                u0 = u0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(u0.lanewise(VectorOperators.ASHR, 16)).add(back);
+                u1 = u1.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(u1.lanewise(VectorOperators.ASHR, 16)).add(back);
+            } else {
+                u0 = u0.add(u0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(back);
+                u1 = u1.add(u1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(back);
             }
             IntVector sc0 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
             IntVector sc1 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc + (Simd.BL_PARTS == 1 ? bl : 0), Simd.LE)

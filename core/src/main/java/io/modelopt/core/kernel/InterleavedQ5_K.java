@@ -10,24 +10,40 @@ import jdk.incubator.vector.VectorOperators;
 
 /**
  * Q5_K weights repacked at load as {@link InterleavedQ4_K} repacks Q4_K (one row per 32-bit
- * lane, the 16-bit nibble products with {@link Activations#q4kMultipliers}), plus one line of
- * fifth bits per sub-block: {@code q = lo + 16·hi}, {@code Σ q·x = Σ lo·x + 16·Σ hi·x}, both
- * sums as nibble products.
+ * lane, integer dot products on 16-bit lanes), with each weight's five bits kept together, so
+ * that one 16-bit multiply covers a whole quant rather than its low nibble and its fifth bit
+ * apart.
+ *
+ * <p><b>Why.</b> The nibble products of {@link InterleavedQ4_K} cost one 16-bit multiply per
+ * element per field: with Q5_K's low nibbles and fifth bits as two nibble fields that was two per
+ * weight, and the fifth bits' pass took as many profile samples as the low nibbles' (JFR,
+ * 256 bits, Zen 3). Five-bit fields take one and a quarter.
  *
  * <p><b>Layout.</b> Groups of {@link #ROWS} = 2L rows, one {@link #record} per (group,
- * super-block) of {@code 184·2L} bytes: bytes {@code [0, 304L)} exactly as {@link InterleavedQ4_K}'s
- * record (scales, mins, {@code d}, {@code dmin}, the low nibbles), then
- * {@code [304L, 368L)}: per sub-block {@code j} (32 elements) two lines of {@code L} ints, line
- * {@code 2j + h} lane {@code i} (row {@code hL + i}) holding the fifth bit of element
- * {@code 32j + 8m + k} in bit {@code 4k + m} ({@code m} = 0..3, {@code k} = 0..7), so that
- * {@code (w >>> m) & 0x11111111} is the nibble lane of elements {@code 32j+8m .. 32j+8m+7}.
+ * super-block) of {@code 184·2L} bytes, the file's 176 per row plus 8: bytes {@code [0, 48L)}
+ * exactly as {@link InterleavedQ4_K}'s record (scales, mins, {@code d}, {@code dmin}), then
+ * per sub-block {@code j} (32 elements) ten lines of {@code L} ints, line {@code 2(5j + k) + h}
+ * ({@code k} = 0..4 a slot, {@code h} a half of the group) lane {@code i} (row {@code hL + i})
+ * holding slot {@code k} of the sub-block's elements 0..15 in its low 16 bits and of elements
+ * 16..31 in its high 16 bits. Slot {@code k} of sixteen quants {@code n_0 .. n_15} is
+ * {@code n_3k | n_(3k+1) << 5 | n_(3k+2) << 10 | (bit k of n_15) << 15}: fifteen quants in
+ * five-bit fields, the sixteenth spread over the five top bits.
  * Rows past the last whole group are not repacked ({@link Q5_KKernel} computes them in place).
  *
- * <p><b>Arithmetic.</b> The low nibbles' accumulator as {@link InterleavedQ4_K}'s
- * ({@code Σ(lo-8)·x - 256}, exact as a short); the fifth bits' from zero, {@code Σ hi·x} in
- * {@code [-4064, 4064]}. {@code Σ q·x} = the first, plus {@code 8·Σx + 256}, plus 16 times the
- * second, in int lanes; then scales, mins and {@code d}, {@code dmin} as for Q4_K (ggml's
- * integers, float rounding only at the super-block's end).
+ * <p><b>Arithmetic.</b> For a slot {@code w} let {@code L_v = w >>> 5v} (16-bit shifts, v = 0..3):
+ * {@code L_v - 32·L_(v+1)} is field {@code v} for v < 3 and {@code L_3} is the top bit, so with
+ * {@code y_0 = x_3k}, {@code y_v = x_(3k+v) - 32·x_(3k+v-1)} (v = 1, 2) and
+ * {@code y_3 = 2^k·x_15 - 32·x_(3k+2)}, {@code Σ_v y_v·L_v = Σ_(v<3) x_(3k+v)·n_(3k+v) + 2^k·b_k·x_15}
+ * (mod 2^16), and the five slots give {@code Σ n·x} over sixteen elements ({@link #multipliers}
+ * holds the {@code y}, both halves of a sub-block in one int). Each 16-bit accumulator starts at
+ * {@code -16·Σx - 256} (Q8_K's {@code bsums} of its sixteen elements), so it ends at
+ * {@code Σ(n - 16)·x - 256} in {@code [-32768, 32512]}, exact as a short ({@code |x| ≤ 128},
+ * {@code n - 16} in {@code [-16, 15]}); both halves sign-extended and summed in 32 bits plus
+ * {@code 16·Σx + 512} give ggml's {@code Σ q·x} exactly. Then scales, mins, {@code d} and
+ * {@code dmin} as for Q4_K (ggml's integers, float rounding only at the super-block's end).
+ *
+ * <p>Per 32 weights of a row: five line loads, fifteen shifts, twenty multiplies and adds, against
+ * five, thirty-two and thirty-two with the fifth bits as a nibble field.
  */
 final class InterleavedQ5_K {
     private InterleavedQ5_K() {}
@@ -37,8 +53,9 @@ final class InterleavedQ5_K {
     /** Bytes per (group, super-block) record: {@code ROWS · 184}. */
     static final int RECORD = ROWS * 184;
 
-    private static final int SCALES = 0, MINS = 8 * ROWS, D = 16 * ROWS, DMIN = D + 4 * ROWS, QUANTS = DMIN + 4 * ROWS, HIGHS = QUANTS + 128 * ROWS;
-    private static final int HI_MASK = 0x11111111;
+    private static final int SCALES = 0, MINS = 8 * ROWS, D = 16 * ROWS, DMIN = D + 4 * ROWS, QUANTS = DMIN + 4 * ROWS;
+    /** Lines per (sub-block, half of the group), and multipliers per sub-block ({@link #multipliers}). */
+    static final int SLOTS = 5, SUB_BLOCK_MULTIPLIERS = 4 * SLOTS;
 
     /** Groups per pass of a one-token call ({@link #groupQuad}), as {@link InterleavedQ4_K#DECODE_GROUPS}. */
     static final int DECODE_GROUPS = InterleavedQ4_K.DECODE_GROUPS;
@@ -69,6 +86,7 @@ final class InterleavedQ5_K {
         int nb = w.cols() / Q5_K.BLOCK_ELEMENTS;
         long rowBytes = w.rowBytes();
         int half = ROWS / 2;
+        int[] q = new int[32];
         for (int g = g0; g < g1; g++) {
             for (int b = 0; b < nb; b++) {
                 long rec = record(g, nb, b);
@@ -81,29 +99,57 @@ final class InterleavedQ5_K {
                         int sm = Q5_K.scaleMin(src, blk, j);
                         dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, rec + SCALES + (long) ROWS * j + r, (byte) (sm & 0xFF));
                         dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, rec + MINS + (long) ROWS * j + r, (byte) (sm >>> 8));
+                        // sub-block j's quants as ggml's dequantize_row_q5_K reads them
                         long qs = blk + Q5_K.QS + (j / 2) * 32L;
                         int shift = (j & 1) * 4;
-                        int hi = 0;
-                        for (int s = 0; s < 4; s++) {
-                            int lane = 0;
-                            for (int k = 0; k < 8; k++) {
-                                lane |= ((WeightData.u8(src, qs + 8 * s + k) >>> shift) & 0xF) << (4 * k);
-                                hi |= ((WeightData.u8(src, blk + Q5_K.QH + 8 * s + k) >>> j) & 1) << (4 * k + s);
-                            }
-                            long line = rec + QUANTS + (long) (8 * j + 2 * s + h) * 2 * ROWS;
-                            dst.set(WeightData.INT, line + 4L * i, lane);
+                        for (int e = 0; e < 32; e++) {
+                            q[e] = ((WeightData.u8(src, qs + e) >>> shift) & 0xF) | (((WeightData.u8(src, blk + Q5_K.QH + e) >>> j) & 1) << 4);
                         }
-                        dst.set(WeightData.INT, rec + HIGHS + (long) (2 * j + h) * 2 * ROWS + 4L * i, hi);
+                        for (int k = 0; k < SLOTS; k++) {
+                            long line = rec + QUANTS + (long) (2 * (SLOTS * j + k) + h) * 2 * ROWS;
+                            dst.set(WeightData.INT, line + 4L * i, slot(q, 0, k) | slot(q, 16, k) << 16);
+                        }
                     }
                 }
             }
         }
     }
 
+    /** Slot {@code k} of the sixteen quants {@code q[e0 .. e0+16)} (see "Layout"). */
+    static int slot(int[] q, int e0, int k) {
+        int e = e0 + 3 * k;
+        return q[e] | q[e + 1] << 5 | q[e + 2] << 10 | ((q[e0 + 15] >>> k) & 1) << 15;
+    }
+
+    /**
+     * The multipliers of one token's Q8_K quants {@code q[qOff .. qOff+cols)} (exact integer
+     * floats), {@link #SUB_BLOCK_MULTIPLIERS} ints per 32 columns ({@code cols · 5/8} in all): for
+     * sub-block {@code sb} (columns {@code 32sb ..}) and slot {@code k}, {@code y[yOff + 20sb + 4k + v]}
+     * holds {@code y_v} (see "Arithmetic") of the sub-block's first sixteen columns in its low and of
+     * its last sixteen in its high 16 bits.
+     */
+    static void multipliers(float[] q, int qOff, int cols, int[] y, int yOff) {
+        for (int sb = 0; sb < cols / 32; sb++) {
+            int at = qOff + 32 * sb, o = yOff + SUB_BLOCK_MULTIPLIERS * sb;
+            for (int k = 0; k < SLOTS; k++) {
+                for (int v = 0; v < 4; v++) y[o + 4 * k + v] = (multiplier(q, at, k, v) & 0xFFFF) | multiplier(q, at + 16, k, v) << 16;
+            }
+        }
+    }
+
+    private static int multiplier(float[] q, int e0, int k, int v) {
+        int e = e0 + 3 * k;
+        return switch (v) {
+            case 0 -> (int) q[e];
+            case 1, 2 -> (int) q[e + v] - 32 * (int) q[e + v - 1];
+            default -> ((int) q[e0 + 15] << k) - 32 * (int) q[e + 2];
+        };
+    }
+
     /**
      * Groups {@code [g0, g1)} of the copy {@code m} for every token of {@code a} (Q8_K), with
-     * {@code y} the tokens' {@link InterleavedQ4_K#multipliers} ({@code cols / 2} ints per token, token {@code t}
-     * at {@code t · cols / 2}): {@code out[outOff + t·outStride + r]} for the groups' rows.
+     * {@code y} the tokens' {@link #multipliers} ({@code cols · 5/8} ints per token, token {@code t}
+     * at {@code t · cols · 5/8}): {@code out[outOff + t·outStride + r]} for the groups' rows.
      */
     static void compute(MemorySegment m, int nb, Activations a, int[] y, int g0, int g1, float[] out, int outOff, int outStride) {
         int g = g0;
@@ -125,7 +171,7 @@ final class InterleavedQ5_K {
     private static void group(MemorySegment m, long base, int nb, Activations a, int[] y, int t, float[] out, int o) {
         float[] d = a.d;
         int[] bs = a.bsums;
-        int yt = t * a.cols / 2, dt = t * a.blocks, bt = t * (a.cols / 16);
+        int yt = t * a.cols / 32 * SUB_BLOCK_MULTIPLIERS, dt = t * a.blocks, bt = t * (a.cols / 16);
         int lineBytes = 4 * Simd.L;
         // the byte loads of scales and mins: one BL load per half (two halves per load at 128 bits)
         int bl = Simd.BL.length();
@@ -134,49 +180,32 @@ final class InterleavedQ5_K {
             long rec = base + (long) b * RECORD;
             IntVector si0 = IntVector.zero(Simd.I), si1 = si0, sm0 = si0, sm1 = si0;
             for (int j = 0; j < 8; j++) {
-                int bsj = bs[bt + 16 * b + 2 * j] + bs[bt + 16 * b + 2 * j + 1];
-                ShortVector a0 = IntVector.broadcast(Simd.I, (-8 * bsj - 256) & 0xFFFF).reinterpretAsShorts(), a1 = a0;
-                ShortVector e0 = ShortVector.zero(Simd.S), e1 = e0;
-                long lines = rec + QUANTS + 8L * j * lineBytes, highs = rec + HIGHS + 2L * j * lineBytes;
-                IntVector w0 = IntVector.fromMemorySegment(Simd.I, m, highs, Simd.LE);
-                IntVector w1 = IntVector.fromMemorySegment(Simd.I, m, highs + lineBytes, Simd.LE);
-                int c = yt + 128 * b + 16 * j;
-                for (int s = 0; s < 4; s++) {
-                    IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, lines + 2L * s * lineBytes, Simd.LE);
-                    IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, lines + (2L * s + 1) * lineBytes, Simd.LE);
-                    // the fifth bits of elements 32j+8s .. 32j+8s+7 as a nibble lane (a shift by s: no vector phi)
-                    IntVector x0 = w0.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
-                    IntVector x1 = w1.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
-                    int cs = c + 4 * s;
-                    ShortVector y0 = IntVector.broadcast(Simd.I, y[cs]).reinterpretAsShorts();
-                    a0 = a0.add(v0.reinterpretAsShorts().mul(y0));
-                    a1 = a1.add(v1.reinterpretAsShorts().mul(y0));
-                    e0 = e0.add(x0.reinterpretAsShorts().mul(y0));
-                    e1 = e1.add(x1.reinterpretAsShorts().mul(y0));
-                    ShortVector y1 = IntVector.broadcast(Simd.I, y[cs + 1]).reinterpretAsShorts();
-                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    e0 = e0.add(x0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    e1 = e1.add(x1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    ShortVector y2 = IntVector.broadcast(Simd.I, y[cs + 2]).reinterpretAsShorts();
-                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    e0 = e0.add(x0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    e1 = e1.add(x1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    ShortVector y3 = IntVector.broadcast(Simd.I, y[cs + 3]).reinterpretAsShorts();
-                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                    e0 = e0.add(x0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                    e1 = e1.add(x1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+                int bsA = bs[bt + 16 * b + 2 * j], bsB = bs[bt + 16 * b + 2 * j + 1], bsj = bsA + bsB;
+                ShortVector a0 = IntVector.broadcast(Simd.I, init(bsA, bsB)).reinterpretAsShorts(), a1 = a0;
+                long lines = rec + QUANTS + 2L * SLOTS * j * lineBytes;
+                int c = yt + SUB_BLOCK_MULTIPLIERS * (8 * b + j);
+                for (int k = 0; k < SLOTS; k++) {
+                    ShortVector v0 = IntVector.fromMemorySegment(Simd.I, m, lines + 2L * k * lineBytes, Simd.LE).reinterpretAsShorts();
+                    ShortVector v1 = IntVector.fromMemorySegment(Simd.I, m, lines + (2L * k + 1) * lineBytes, Simd.LE).reinterpretAsShorts();
+                    int ck = c + 4 * k;
+                    ShortVector y0 = IntVector.broadcast(Simd.I, y[ck]).reinterpretAsShorts();
+                    a0 = a0.add(v0.mul(y0));
+                    a1 = a1.add(v1.mul(y0));
+                    ShortVector y1 = IntVector.broadcast(Simd.I, y[ck + 1]).reinterpretAsShorts();
+                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 5).mul(y1));
+                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 5).mul(y1));
+                    ShortVector y2 = IntVector.broadcast(Simd.I, y[ck + 2]).reinterpretAsShorts();
+                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 10).mul(y2));
+                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 10).mul(y2));
+                    ShortVector y3 = IntVector.broadcast(Simd.I, y[ck + 3]).reinterpretAsShorts();
+                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 15).mul(y3));
+                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 15).mul(y3));
                 }
-                int back = 8 * bsj + 256;
+                int back = 16 * bsj + 512;
                 long sc = rec + SCALES + (long) ROWS * j, mn = rec + MINS + (long) ROWS * j;
                 IntVector u0 = a0.reinterpretAsInts(), u1 = a1.reinterpretAsInts();
-                IntVector f0 = e0.reinterpretAsInts(), f1 = e1.reinterpretAsInts();
-                f0 = f0.add(f0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
-                f1 = f1.add(f1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
-                u0 = u0.add(u0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(back).add(f0.lanewise(VectorOperators.LSHL, 4));
-                u1 = u1.add(u1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16).add(back).add(f1.lanewise(VectorOperators.LSHL, 4));
+                u0 = u0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(u0.lanewise(VectorOperators.ASHR, 16)).add(back);
+                u1 = u1.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(u1.lanewise(VectorOperators.ASHR, 16)).add(back);
                 IntVector sc0 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                 IntVector sc1 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc + (Simd.BL_PARTS == 1 ? bl : 0), Simd.LE)
                         .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, Simd.BL_PARTS == 1 ? 0 : 1);
@@ -200,11 +229,16 @@ final class InterleavedQ5_K {
         }
     }
 
+    /** A sub-block's accumulator start: {@code -16·Σx - 256} of its first sixteen columns in the low, of its last in the high 16 bits. */
+    static int init(int bsA, int bsB) {
+        return ((-16 * bsA - 256) & 0xFFFF) | (-16 * bsB - 256) << 16;
+    }
+
     /**
      * {@link #DECODE_GROUPS} adjacent groups from {@code base} for a one-token call, as
      * {@link InterleavedQ4_K#groupQuad} (eight streams, eight accumulators of {@code L} rows), whose
-     * low-nibble loop, sub-block end and super-block end it shares (the record starts as Q4_K's);
-     * the fifth bits' sums come from {@link #fifthBits}. The bits of one-group calls.
+     * sub-block end and super-block end it shares (the record starts as Q4_K's); the slots' sums
+     * come from {@link #slots}. The bits of one-group calls.
      */
     private static void groupQuad(MemorySegment m, long base, int nb, Activations a, int[] y, float[] out, int o, int[] scratch) {
         float[] d = a.d;
@@ -216,84 +250,78 @@ final class InterleavedQ5_K {
         for (int b = 0; b < nb; b++) {
             long rec = base + (long) b * RECORD;
             for (int j = 0; j < 8; j++) {
-                int bsj = bs[16 * b + 2 * j] + bs[16 * b + 2 * j + 1];
-                int c = 128 * b + 16 * j;
-                InterleavedQ4_K.lowNibbles(m, rec + QUANTS + 8L * j * lb, stride, y, c, -8 * bsj - 256, 4, scratch);
-                fifthBits(m, rec + HIGHS + 2L * j * lb, stride, y, c, scratch);
-                InterleavedQ4_K.finishSubBlock(m, rec, stride, j, bsj, true, scratch);
+                int bsA = bs[16 * b + 2 * j], bsB = bs[16 * b + 2 * j + 1];
+                slots(m, rec + QUANTS + 2L * SLOTS * j * lb, stride, y, SUB_BLOCK_MULTIPLIERS * (8 * b + j), init(bsA, bsB), scratch);
+                InterleavedQ4_K.finishSubBlock(m, rec, stride, j, bsA + bsB, true, scratch);
             }
             InterleavedQ4_K.finishSuperBlock(m, rec, stride, d[b], scratch, out, o);
         }
     }
 
-    /** A sub-block's {@code Σ hi·x} (lines {@code 2j + h} from {@code highs}) of the pass's eight accumulators, from zero, into {@code scratch[8L, 16L)}. */
-    private static void fifthBits(MemorySegment m, long highs, long stride, int[] y, int c, int[] scratch) {
+    /**
+     * A sub-block's slot sums (lines {@code 2k + h} from {@code lines}, {@code stride} from one group
+     * to the next) of the pass's eight accumulators, each from {@code init}, into {@code scratch[0, 8L)};
+     * {@code c}: the sub-block's first multiplier. A method of its own, as {@link InterleavedQ4_K#lowNibbles}.
+     */
+    private static void slots(MemorySegment m, long lines, long stride, int[] y, int c, int init, int[] scratch) {
         long lb = 4L * Simd.L;
         long k1 = lb, k2 = stride, k3 = stride + lb, k4 = 2 * stride, k5 = 2 * stride + lb, k6 = 3 * stride, k7 = 3 * stride + lb;
-        IntVector w0 = IntVector.fromMemorySegment(Simd.I, m, highs, Simd.LE);
-        IntVector w1 = IntVector.fromMemorySegment(Simd.I, m, highs + k1, Simd.LE);
-        IntVector w2 = IntVector.fromMemorySegment(Simd.I, m, highs + k2, Simd.LE);
-        IntVector w3 = IntVector.fromMemorySegment(Simd.I, m, highs + k3, Simd.LE);
-        IntVector w4 = IntVector.fromMemorySegment(Simd.I, m, highs + k4, Simd.LE);
-        IntVector w5 = IntVector.fromMemorySegment(Simd.I, m, highs + k5, Simd.LE);
-        IntVector w6 = IntVector.fromMemorySegment(Simd.I, m, highs + k6, Simd.LE);
-        IntVector w7 = IntVector.fromMemorySegment(Simd.I, m, highs + k7, Simd.LE);
-        ShortVector e0 = ShortVector.zero(Simd.S), e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0, e6 = e0, e7 = e0;
-        for (int s = 0; s < 4; s++) {
-            // the fifth bits of elements 32j+8s .. 32j+8s+7 as a nibble lane (a shift by s: no vector phi)
-            IntVector x0 = w0.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
-            IntVector x1 = w1.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
-            IntVector x2 = w2.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
-            IntVector x3 = w3.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
-            IntVector x4 = w4.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
-            IntVector x5 = w5.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
-            IntVector x6 = w6.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
-            IntVector x7 = w7.lanewise(VectorOperators.LSHR, s).and(HI_MASK);
-            int cs = c + 4 * s;
-            ShortVector y0 = IntVector.broadcast(Simd.I, y[cs]).reinterpretAsShorts();
-            e0 = e0.add(x0.reinterpretAsShorts().mul(y0));
-            e1 = e1.add(x1.reinterpretAsShorts().mul(y0));
-            e2 = e2.add(x2.reinterpretAsShorts().mul(y0));
-            e3 = e3.add(x3.reinterpretAsShorts().mul(y0));
-            e4 = e4.add(x4.reinterpretAsShorts().mul(y0));
-            e5 = e5.add(x5.reinterpretAsShorts().mul(y0));
-            e6 = e6.add(x6.reinterpretAsShorts().mul(y0));
-            e7 = e7.add(x7.reinterpretAsShorts().mul(y0));
-            ShortVector y1 = IntVector.broadcast(Simd.I, y[cs + 1]).reinterpretAsShorts();
-            e0 = e0.add(x0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            e1 = e1.add(x1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            e2 = e2.add(x2.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            e3 = e3.add(x3.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            e4 = e4.add(x4.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            e5 = e5.add(x5.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            e6 = e6.add(x6.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            e7 = e7.add(x7.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            ShortVector y2 = IntVector.broadcast(Simd.I, y[cs + 2]).reinterpretAsShorts();
-            e0 = e0.add(x0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            e1 = e1.add(x1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            e2 = e2.add(x2.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            e3 = e3.add(x3.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            e4 = e4.add(x4.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            e5 = e5.add(x5.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            e6 = e6.add(x6.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            e7 = e7.add(x7.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            ShortVector y3 = IntVector.broadcast(Simd.I, y[cs + 3]).reinterpretAsShorts();
-            e0 = e0.add(x0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            e1 = e1.add(x1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            e2 = e2.add(x2.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            e3 = e3.add(x3.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            e4 = e4.add(x4.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            e5 = e5.add(x5.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            e6 = e6.add(x6.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            e7 = e7.add(x7.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
+        ShortVector a0 = IntVector.broadcast(Simd.I, init).reinterpretAsShorts(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        for (int k = 0; k < SLOTS; k++) {
+            long l = lines + 2L * k * lb;
+            ShortVector v0 = IntVector.fromMemorySegment(Simd.I, m, l, Simd.LE).reinterpretAsShorts();
+            ShortVector v1 = IntVector.fromMemorySegment(Simd.I, m, l + k1, Simd.LE).reinterpretAsShorts();
+            ShortVector v2 = IntVector.fromMemorySegment(Simd.I, m, l + k2, Simd.LE).reinterpretAsShorts();
+            ShortVector v3 = IntVector.fromMemorySegment(Simd.I, m, l + k3, Simd.LE).reinterpretAsShorts();
+            ShortVector v4 = IntVector.fromMemorySegment(Simd.I, m, l + k4, Simd.LE).reinterpretAsShorts();
+            ShortVector v5 = IntVector.fromMemorySegment(Simd.I, m, l + k5, Simd.LE).reinterpretAsShorts();
+            ShortVector v6 = IntVector.fromMemorySegment(Simd.I, m, l + k6, Simd.LE).reinterpretAsShorts();
+            ShortVector v7 = IntVector.fromMemorySegment(Simd.I, m, l + k7, Simd.LE).reinterpretAsShorts();
+            int ck = c + 4 * k;
+            ShortVector y0 = IntVector.broadcast(Simd.I, y[ck]).reinterpretAsShorts();
+            a0 = a0.add(v0.mul(y0));
+            a1 = a1.add(v1.mul(y0));
+            a2 = a2.add(v2.mul(y0));
+            a3 = a3.add(v3.mul(y0));
+            a4 = a4.add(v4.mul(y0));
+            a5 = a5.add(v5.mul(y0));
+            a6 = a6.add(v6.mul(y0));
+            a7 = a7.add(v7.mul(y0));
+            ShortVector y1 = IntVector.broadcast(Simd.I, y[ck + 1]).reinterpretAsShorts();
+            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 5).mul(y1));
+            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 5).mul(y1));
+            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 5).mul(y1));
+            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 5).mul(y1));
+            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 5).mul(y1));
+            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 5).mul(y1));
+            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 5).mul(y1));
+            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 5).mul(y1));
+            ShortVector y2 = IntVector.broadcast(Simd.I, y[ck + 2]).reinterpretAsShorts();
+            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 10).mul(y2));
+            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 10).mul(y2));
+            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 10).mul(y2));
+            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 10).mul(y2));
+            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 10).mul(y2));
+            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 10).mul(y2));
+            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 10).mul(y2));
+            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 10).mul(y2));
+            ShortVector y3 = IntVector.broadcast(Simd.I, y[ck + 3]).reinterpretAsShorts();
+            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 15).mul(y3));
+            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 15).mul(y3));
+            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 15).mul(y3));
+            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 15).mul(y3));
+            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 15).mul(y3));
+            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 15).mul(y3));
+            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 15).mul(y3));
+            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 15).mul(y3));
         }
-        e0.reinterpretAsInts().intoArray(scratch, 8 * Simd.L);
-        e1.reinterpretAsInts().intoArray(scratch, 9 * Simd.L);
-        e2.reinterpretAsInts().intoArray(scratch, 10 * Simd.L);
-        e3.reinterpretAsInts().intoArray(scratch, 11 * Simd.L);
-        e4.reinterpretAsInts().intoArray(scratch, 12 * Simd.L);
-        e5.reinterpretAsInts().intoArray(scratch, 13 * Simd.L);
-        e6.reinterpretAsInts().intoArray(scratch, 14 * Simd.L);
-        e7.reinterpretAsInts().intoArray(scratch, 15 * Simd.L);
+        a0.reinterpretAsInts().intoArray(scratch, 0);
+        a1.reinterpretAsInts().intoArray(scratch, 1 * Simd.L);
+        a2.reinterpretAsInts().intoArray(scratch, 2 * Simd.L);
+        a3.reinterpretAsInts().intoArray(scratch, 3 * Simd.L);
+        a4.reinterpretAsInts().intoArray(scratch, 4 * Simd.L);
+        a5.reinterpretAsInts().intoArray(scratch, 5 * Simd.L);
+        a6.reinterpretAsInts().intoArray(scratch, 6 * Simd.L);
+        a7.reinterpretAsInts().intoArray(scratch, 7 * Simd.L);
     }
 }

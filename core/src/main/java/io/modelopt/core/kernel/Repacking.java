@@ -43,6 +43,9 @@ interface Repacking {
     /** Whether the group kernel wants the Q4_K multipliers with the activations ({@link Activations#q4kMultipliers}). */
     default boolean wantsQ4KMultipliers() { return false; }
 
+    /** Whether the group kernel wants the Q5_K multipliers with the activations ({@link Activations#q5kMultipliers}). */
+    default boolean wantsQ5KMultipliers() { return false; }
+
     /**
      * Whether the prefill GEMM decodes its panels from the copy ({@link #decodeGroup}); if not, it
      * reads the file, whose pages then stay resident beside the copy.

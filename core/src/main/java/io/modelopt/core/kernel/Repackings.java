@@ -91,8 +91,8 @@ final class Repackings {
     };
 
     /**
-     * Q5_K rows interleaved {@link InterleavedQ5_K#ROWS} to a group (Q4_K's layout plus a line of fifth bits per
-     * sub-block, all multiplied as nibbles with the Q4_K multipliers); the prefill GEMM still decodes the file's blocks.
+     * Q5_K rows interleaved {@link InterleavedQ5_K#ROWS} to a group (one row per 32-bit lane, each quant's five
+     * bits in one field, with the Q5_K multipliers); the prefill GEMM still decodes the file's blocks.
      */
     static final Repacking Q5_K_INTERLEAVED = new Repacking() {
         @Override public int groupRows() { return InterleavedQ5_K.ROWS; }
@@ -102,10 +102,10 @@ final class Repackings {
         @Override public boolean representable(WeightMatrix w, int r0, int r1) { return true; } // scales are kept as bytes and floats
         @Override public void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) { InterleavedQ5_K.pack(w, dst, g0, g1); }
         @Override public int decodeGroups() { return InterleavedQ5_K.DECODE_GROUPS; }
-        @Override public boolean wantsQ4KMultipliers() { return true; }
+        @Override public boolean wantsQ5KMultipliers() { return true; }
         @Override public boolean gemmReadsCopy() { return false; }
         @Override public void compute(MemorySegment packed, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
-            InterleavedQ5_K.compute(packed, nb / 8, a, a.q4kMultipliers, g0, g1, out, outOff, outStride);
+            InterleavedQ5_K.compute(packed, nb / 8, a, a.q5kMultipliers, g0, g1, out, outOff, outStride);
         }
     };
 }

@@ -22,7 +22,14 @@ final class KQuantPasses {
 
         void pack(WeightMatrix w, MemorySegment dst, int g0, int g1);
 
-        /** Groups {@code [g0, g1)} for the tokens of {@code a}, {@code y} its Q4_K multipliers. */
+        /** One token's multipliers of {@code a}'s quants (Q4_K's unless the layout has its own). */
+        default int[] multipliers(Activations a, int cols) {
+            int[] y = new int[cols / 2];
+            InterleavedQ4_K.multipliers(a.q, 0, cols, y, 0);
+            return y;
+        }
+
+        /** Groups {@code [g0, g1)} for the tokens of {@code a}, {@code y} its {@link #multipliers}. */
         void compute(MemorySegment m, int nb, Activations a, int[] y, int g0, int g1, float[] out, int outOff, int outStride);
     }
 
@@ -35,8 +42,7 @@ final class KQuantPasses {
         Activations a = new Activations();
         a.prepare(Activations.Kind.Q8_K, x, 0, cols, 1, cols, false);
         a.quantize(0, 1);
-        int[] y = new int[cols / 2];
-        InterleavedQ4_K.multipliers(a.q, 0, cols, y, 0);
+        int[] y = layout.multipliers(a, cols);
         float[] passes = new float[rows], single = new float[rows];
         layout.compute(packed, nb, a, y, 0, groups, passes, 0, rows); // two passes of four, then one group
         for (int g = 0; g < groups; g++) layout.compute(packed, nb, a, y, g, g + 1, single, 0, rows);
