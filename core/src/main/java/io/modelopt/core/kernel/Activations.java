@@ -53,29 +53,18 @@ public final class Activations {
      * that scaling was exact for all of them ({@code f16ScaledExact}: false when some {@code |x| ≥ 2^25}
      * or is not finite, and the kernel then takes its unscaled path).
      */
-    /** For the repacked Q4_K kernel ({@link InterleavedQ4_K#multipliers}), with {@link Kind#Q8_K}: {@code cols / 2} ints per token. */
-    boolean packedQ4K;
-    int[] q4kMultipliers = new int[0];
+    /**
+     * For the repacked k-quant kernels, with {@link Kind#Q8_K}: the form their inner loop reads
+     * ({@link Repacking#multipliers}; null when the call wants none), and each token's
+     * multipliers, {@code kForm.perToken(cols)} ints per token, token {@code t} at {@code t · perToken}.
+     */
+    KQuantMultipliers kForm;
+    int[] kMultipliers = new int[0];
 
-    /** Asks {@link #quantize} for the repacked Q4_K kernel's multipliers too (after {@code prepare}). */
-    void prepareQ4K(boolean on) {
-        packedQ4K = on;
-        if (on) q4kMultipliers = grow(q4kMultipliers, nTokens * cols / 2);
-    }
-
-    /** For the repacked Q5_K kernel ({@link InterleavedQ5_K#multipliers}), with {@link Kind#Q8_K}: {@code cols · 5/8} ints per token. */
-    boolean packedQ5K;
-    int[] q5kMultipliers = new int[0];
-
-    /** Asks {@link #quantize} for the repacked Q5_K kernel's multipliers too (after {@code prepare}). */
-    void prepareQ5K(boolean on) {
-        packedQ5K = on;
-        if (on) q5kMultipliers = grow(q5kMultipliers, q5kMultipliersPerToken(cols) * nTokens);
-    }
-
-    /** Ints of {@link #q5kMultipliers} per token. */
-    static int q5kMultipliersPerToken(int cols) {
-        return cols / 32 * InterleavedQ5_K.SUB_BLOCK_MULTIPLIERS;
+    /** Asks {@link #quantize} for a repacked k-quant kernel's multipliers too (after {@code prepare}); null for none. */
+    void prepareKMultipliers(KQuantMultipliers form) {
+        kForm = form;
+        if (form != null) kMultipliers = grow(kMultipliers, form.perToken(cols) * nTokens);
     }
 
     boolean scaleForF16;
@@ -188,12 +177,9 @@ public final class Activations {
                 }
             }
         }
-        if (packedQ4K) {
-            for (int t = t0; t < t1; t++) InterleavedQ4_K.multipliers(q, t * cols, cols, q4kMultipliers, t * cols / 2);
-        }
-        if (packedQ5K) {
-            int per = q5kMultipliersPerToken(cols);
-            for (int t = t0; t < t1; t++) InterleavedQ5_K.multipliers(q, t * cols, cols, q5kMultipliers, t * per);
+        if (kForm != null) {
+            int per = kForm.perToken(cols);
+            for (int t = t0; t < t1; t++) kForm.write(q, t * cols, cols, kMultipliers, t * per);
         }
         if (scaleForF16 && t0 == 0 && t1 > 0) scaleForF16();
         if (transposed) transpose(t0, t1);

@@ -70,12 +70,18 @@ final class InterleavedQ4_K {
 
     /**
      * A pass's scratch, in vectors of {@code L} ints: {@code [0, 8)} a sub-block's eight 16-bit
-     * accumulators, {@code [8, 16)} Q6_K's high parts', from {@link #SUMI} the super-block's
+     * accumulators, from {@link #SUMI} the super-block's
      * {@code sumi}, from {@link #SUMM} its {@code summ} of the eight accumulators' rows.
      */
     static final int SUMI = 16, SUMM = 24, SCRATCH_VECTORS = 32;
     /** Per thread, a pass's scratch (Q4_K's and Q5_K's). */
     static final ThreadLocal<int[]> SCRATCH = ThreadLocal.withInitial(() -> new int[SCRATCH_VECTORS * 16]);
+
+    /** The activations' form this layout's kernel reads ({@link #multipliers}). */
+    static final KQuantMultipliers MULTIPLIERS = new KQuantMultipliers() {
+        @Override public int perToken(int cols) { return cols / 2; }
+        @Override public void write(float[] q, int qOff, int cols, int[] y, int yOff) { multipliers(q, qOff, cols, y, yOff); }
+    };
 
     /** Whether a {@code rows × cols} Q4_K matrix has a whole group to repack (vector kernels only). */
     static boolean canRepack(int rows, int cols) {

@@ -5,7 +5,6 @@ import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -56,6 +55,12 @@ final class InterleavedQ5_K {
     private static final int SCALES = 0, MINS = 8 * ROWS, D = 16 * ROWS, DMIN = D + 4 * ROWS, QUANTS = DMIN + 4 * ROWS;
     /** Lines per (sub-block, half of the group), and multipliers per sub-block ({@link #multipliers}). */
     static final int SLOTS = 5, SUB_BLOCK_MULTIPLIERS = 4 * SLOTS;
+
+    /** The activations' form this layout's kernel reads. */
+    static final KQuantMultipliers MULTIPLIERS = new KQuantMultipliers() {
+        @Override public int perToken(int cols) { return cols / 32 * SUB_BLOCK_MULTIPLIERS; }
+        @Override public void write(float[] q, int qOff, int cols, int[] y, int yOff) { multipliers(q, qOff, cols, y, yOff); }
+    };
 
     /** Groups per pass of a one-token call ({@link #groupQuad}), as {@link InterleavedQ4_K#DECODE_GROUPS}. */
     static final int DECODE_GROUPS = InterleavedQ4_K.DECODE_GROUPS;
@@ -153,13 +158,13 @@ final class InterleavedQ5_K {
      */
     static void compute(MemorySegment m, int nb, Activations a, int[] y, int g0, int g1, float[] out, int outOff, int outStride) {
         int g = g0;
+        int[] scratch = InterleavedQ4_K.SCRATCH.get(); // per thread: the pool's workers share the call's Activations
         if (a.nTokens == 1) {
-            int[] scratch = InterleavedQ4_K.SCRATCH.get(); // per thread: the pool's workers share the call's Activations
             for (; g + DECODE_GROUPS <= g1; g += DECODE_GROUPS) groupQuad(m, record(g, nb, 0), nb, a, y, out, outOff + g * ROWS, scratch);
         }
         for (; g < g1; g++) {
             // the first token reads the group from memory, the others from cache
-            for (int t = 0; t < a.nTokens; t++) group(m, record(g, nb, 0), nb, a, y, t, out, outOff + t * outStride + g * ROWS);
+            for (int t = 0; t < a.nTokens; t++) group(m, record(g, nb, 0), nb, a, y, t, out, outOff + t * outStride + g * ROWS, scratch);
         }
     }
 
@@ -168,7 +173,7 @@ final class InterleavedQ5_K {
      * variables carried around the super-block loop (see {@link InterleavedQ4_0}'s groupQuad:
      * such a phi can make the JIT box every vector of the method).
      */
-    private static void group(MemorySegment m, long base, int nb, Activations a, int[] y, int t, float[] out, int o) {
+    private static void group(MemorySegment m, long base, int nb, Activations a, int[] y, int t, float[] out, int o, int[] scratch) {
         float[] d = a.d;
         int[] bs = a.bsums;
         int yt = t * a.cols / 32 * SUB_BLOCK_MULTIPLIERS, dt = t * a.blocks, bt = t * (a.cols / 16);
@@ -181,31 +186,11 @@ final class InterleavedQ5_K {
             IntVector si0 = IntVector.zero(Simd.I), si1 = si0, sm0 = si0, sm1 = si0;
             for (int j = 0; j < 8; j++) {
                 int bsA = bs[bt + 16 * b + 2 * j], bsB = bs[bt + 16 * b + 2 * j + 1], bsj = bsA + bsB;
-                ShortVector a0 = IntVector.broadcast(Simd.I, init(bsA, bsB)).reinterpretAsShorts(), a1 = a0;
                 long lines = rec + QUANTS + 2L * SLOTS * j * lineBytes;
-                int c = yt + SUB_BLOCK_MULTIPLIERS * (8 * b + j);
-                for (int k = 0; k < SLOTS; k++) {
-                    ShortVector v0 = IntVector.fromMemorySegment(Simd.I, m, lines + 2L * k * lineBytes, Simd.LE).reinterpretAsShorts();
-                    ShortVector v1 = IntVector.fromMemorySegment(Simd.I, m, lines + (2L * k + 1) * lineBytes, Simd.LE).reinterpretAsShorts();
-                    int ck = c + 4 * k;
-                    ShortVector y0 = IntVector.broadcast(Simd.I, y[ck]).reinterpretAsShorts();
-                    a0 = a0.add(v0.mul(y0));
-                    a1 = a1.add(v1.mul(y0));
-                    ShortVector y1 = IntVector.broadcast(Simd.I, y[ck + 1]).reinterpretAsShorts();
-                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 5).mul(y1));
-                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 5).mul(y1));
-                    ShortVector y2 = IntVector.broadcast(Simd.I, y[ck + 2]).reinterpretAsShorts();
-                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 10).mul(y2));
-                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 10).mul(y2));
-                    ShortVector y3 = IntVector.broadcast(Simd.I, y[ck + 3]).reinterpretAsShorts();
-                    a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 15).mul(y3));
-                    a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 15).mul(y3));
-                }
+                SlotSums.group(m, lines, y, yt + SUB_BLOCK_MULTIPLIERS * (8 * b + j), init(bsA, bsB), SLOTS, 5, 10, 15, scratch);
                 int back = 16 * bsj + 512;
                 long sc = rec + SCALES + (long) ROWS * j, mn = rec + MINS + (long) ROWS * j;
-                IntVector u0 = a0.reinterpretAsInts(), u1 = a1.reinterpretAsInts();
-                u0 = u0.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(u0.lanewise(VectorOperators.ASHR, 16)).add(back);
-                u1 = u1.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(u1.lanewise(VectorOperators.ASHR, 16)).add(back);
+                IntVector u0 = SlotSums.halves(scratch, 0, back), u1 = SlotSums.halves(scratch, Simd.L, back);
                 IntVector sc0 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc, Simd.LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, 0);
                 IntVector sc1 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc + (Simd.BL_PARTS == 1 ? bl : 0), Simd.LE)
                         .convertShape(VectorOperators.ZERO_EXTEND_B2I, Simd.I, Simd.BL_PARTS == 1 ? 0 : 1);
@@ -238,7 +223,7 @@ final class InterleavedQ5_K {
      * {@link #DECODE_GROUPS} adjacent groups from {@code base} for a one-token call, as
      * {@link InterleavedQ4_K#groupQuad} (eight streams, eight accumulators of {@code L} rows), whose
      * sub-block end and super-block end it shares (the record starts as Q4_K's); the slots' sums
-     * come from {@link #slots}. The bits of one-group calls.
+     * come from {@link SlotSums#pass}. The bits of one-group calls.
      */
     private static void groupQuad(MemorySegment m, long base, int nb, Activations a, int[] y, float[] out, int o, int[] scratch) {
         float[] d = a.d;
@@ -251,77 +236,10 @@ final class InterleavedQ5_K {
             long rec = base + (long) b * RECORD;
             for (int j = 0; j < 8; j++) {
                 int bsA = bs[16 * b + 2 * j], bsB = bs[16 * b + 2 * j + 1];
-                slots(m, rec + QUANTS + 2L * SLOTS * j * lb, stride, y, SUB_BLOCK_MULTIPLIERS * (8 * b + j), init(bsA, bsB), scratch);
+                SlotSums.pass(m, rec + QUANTS + 2L * SLOTS * j * lb, stride, y, SUB_BLOCK_MULTIPLIERS * (8 * b + j), init(bsA, bsB), SLOTS, 5, 10, 15, scratch);
                 InterleavedQ4_K.finishSubBlock(m, rec, stride, j, bsA + bsB, true, scratch);
             }
             InterleavedQ4_K.finishSuperBlock(m, rec, stride, d[b], scratch, out, o);
         }
-    }
-
-    /**
-     * A sub-block's slot sums (lines {@code 2k + h} from {@code lines}, {@code stride} from one group
-     * to the next) of the pass's eight accumulators, each from {@code init}, into {@code scratch[0, 8L)};
-     * {@code c}: the sub-block's first multiplier. A method of its own, as {@link InterleavedQ4_K#lowNibbles}.
-     */
-    private static void slots(MemorySegment m, long lines, long stride, int[] y, int c, int init, int[] scratch) {
-        long lb = 4L * Simd.L;
-        long k1 = lb, k2 = stride, k3 = stride + lb, k4 = 2 * stride, k5 = 2 * stride + lb, k6 = 3 * stride, k7 = 3 * stride + lb;
-        ShortVector a0 = IntVector.broadcast(Simd.I, init).reinterpretAsShorts(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        for (int k = 0; k < SLOTS; k++) {
-            long l = lines + 2L * k * lb;
-            ShortVector v0 = IntVector.fromMemorySegment(Simd.I, m, l, Simd.LE).reinterpretAsShorts();
-            ShortVector v1 = IntVector.fromMemorySegment(Simd.I, m, l + k1, Simd.LE).reinterpretAsShorts();
-            ShortVector v2 = IntVector.fromMemorySegment(Simd.I, m, l + k2, Simd.LE).reinterpretAsShorts();
-            ShortVector v3 = IntVector.fromMemorySegment(Simd.I, m, l + k3, Simd.LE).reinterpretAsShorts();
-            ShortVector v4 = IntVector.fromMemorySegment(Simd.I, m, l + k4, Simd.LE).reinterpretAsShorts();
-            ShortVector v5 = IntVector.fromMemorySegment(Simd.I, m, l + k5, Simd.LE).reinterpretAsShorts();
-            ShortVector v6 = IntVector.fromMemorySegment(Simd.I, m, l + k6, Simd.LE).reinterpretAsShorts();
-            ShortVector v7 = IntVector.fromMemorySegment(Simd.I, m, l + k7, Simd.LE).reinterpretAsShorts();
-            int ck = c + 4 * k;
-            ShortVector y0 = IntVector.broadcast(Simd.I, y[ck]).reinterpretAsShorts();
-            a0 = a0.add(v0.mul(y0));
-            a1 = a1.add(v1.mul(y0));
-            a2 = a2.add(v2.mul(y0));
-            a3 = a3.add(v3.mul(y0));
-            a4 = a4.add(v4.mul(y0));
-            a5 = a5.add(v5.mul(y0));
-            a6 = a6.add(v6.mul(y0));
-            a7 = a7.add(v7.mul(y0));
-            ShortVector y1 = IntVector.broadcast(Simd.I, y[ck + 1]).reinterpretAsShorts();
-            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 5).mul(y1));
-            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 5).mul(y1));
-            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 5).mul(y1));
-            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 5).mul(y1));
-            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 5).mul(y1));
-            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 5).mul(y1));
-            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 5).mul(y1));
-            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 5).mul(y1));
-            ShortVector y2 = IntVector.broadcast(Simd.I, y[ck + 2]).reinterpretAsShorts();
-            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 10).mul(y2));
-            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 10).mul(y2));
-            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 10).mul(y2));
-            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 10).mul(y2));
-            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 10).mul(y2));
-            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 10).mul(y2));
-            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 10).mul(y2));
-            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 10).mul(y2));
-            ShortVector y3 = IntVector.broadcast(Simd.I, y[ck + 3]).reinterpretAsShorts();
-            a0 = a0.add(v0.lanewise(VectorOperators.LSHR, 15).mul(y3));
-            a1 = a1.add(v1.lanewise(VectorOperators.LSHR, 15).mul(y3));
-            a2 = a2.add(v2.lanewise(VectorOperators.LSHR, 15).mul(y3));
-            a3 = a3.add(v3.lanewise(VectorOperators.LSHR, 15).mul(y3));
-            a4 = a4.add(v4.lanewise(VectorOperators.LSHR, 15).mul(y3));
-            a5 = a5.add(v5.lanewise(VectorOperators.LSHR, 15).mul(y3));
-            a6 = a6.add(v6.lanewise(VectorOperators.LSHR, 15).mul(y3));
-            a7 = a7.add(v7.lanewise(VectorOperators.LSHR, 15).mul(y3));
-        }
-        a0.reinterpretAsInts().intoArray(scratch, 0);
-        a1.reinterpretAsInts().intoArray(scratch, 1 * Simd.L);
-        a2.reinterpretAsInts().intoArray(scratch, 2 * Simd.L);
-        a3.reinterpretAsInts().intoArray(scratch, 3 * Simd.L);
-        a4.reinterpretAsInts().intoArray(scratch, 4 * Simd.L);
-        a5.reinterpretAsInts().intoArray(scratch, 5 * Simd.L);
-        a6.reinterpretAsInts().intoArray(scratch, 6 * Simd.L);
-        a7.reinterpretAsInts().intoArray(scratch, 7 * Simd.L);
     }
 }

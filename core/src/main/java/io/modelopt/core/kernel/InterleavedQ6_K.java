@@ -6,19 +6,19 @@ import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
  * Q6_K weights repacked at load so that one 32-bit vector lane is one weight row, for the
- * decode-sized matmuls: integer dot products on 16-bit lanes with the nibble multipliers of
- * {@link InterleavedQ4_K} (the same {@link Activations#q4kMultipliers}), no float per weight.
+ * decode-sized matmuls: integer dot products on 16-bit lanes, each quant's six bits in one
+ * field, so that one 16-bit multiply covers a whole quant ({@link InterleavedQ5_K}'s idea with
+ * six-bit fields), with the Q6_K multipliers of their own ({@link #MULTIPLIERS}).
  *
  * <p><b>Why.</b> The in-place kernel ({@link Q6_KKernel.Vectorized}) turns every weight into a
- * float and multiplies it by a float activation (tiny1b decode 0.30× llama.cpp AVX2, whose
- * {@code ggml_vec_dot_q6_K_q8_K} multiplies bytes with {@code maddubs}). A 6-bit quant is split
- * as the file splits it, {@code q = lo + 16·hi} (a nibble and two bits), and both parts are
- * multiplied as nibbles: {@code Σ q·x = Σ lo·x + 16·Σ hi·x}.
+ * float (tiny1b decode 0.30× llama.cpp AVX2, whose {@code ggml_vec_dot_q6_K_q8_K} multiplies
+ * bytes with {@code maddubs}). Split as the file splits it ({@code q = lo + 16·hi}, a nibble
+ * and two bits, both multiplied as nibbles) a quant took two 16-bit multiplies and a mask
+ * (decode median 0.87× llama.cpp at 256 bits, Zen 3); six-bit slots take three quarters of one.
  *
  * <p><b>Layout.</b> Rows are taken in groups of {@link #ROWS} = 2L ({@code L} = float lanes of
  * the process's width). Each group is a sequence of one {@link #record} per super-block (256
@@ -27,27 +27,30 @@ import jdk.incubator.vector.VectorOperators;
  *   <li>bytes {@code [0, 32L)}: the int8 scales, {@code sc[j][r]} at {@code 2L·j + r}
  *       (sub-block {@code j} = 0..15 of 16 elements, row {@code r} of the group);
  *   <li>{@code [32L, 40L)}: {@code d} of each row as a float;
- *   <li>{@code [40L, 424L)}: per sub-block {@code j}, six lines of {@code L} ints (lane {@code i}
- *       of line {@code ·+h} belongs to row {@code hL + i}): lines {@code 2s + h} ({@code s} = 0, 1)
- *       hold the low nibbles of elements {@code 16j+8s .. 16j+8s+7}, element {@code 16j+8s+k} in
- *       bits {@code 4k .. 4k+3}; lines {@code 4 + h} the two-bit highs of all sixteen, element
- *       {@code 16j+k} in bits {@code 4k, 4k+1} and element {@code 16j+8+k} in bits {@code 4k+2, 4k+3}
- *       (so {@code w & 0x33333333} and {@code (w >>> 2) & 0x33333333} are two nibble lanes).
+ *   <li>{@code [40L, 424L)}: per sub-block {@code j}, six lines of {@code L} ints, line
+ *       {@code 2k + h} ({@code k} = 0..2 a slot, {@code h} a half of the group) lane {@code i}
+ *       (row {@code hL + i}) holding slot {@code k} of the sub-block's elements 0..7 in its low
+ *       and of elements 8..15 in its high 16 bits. Slot {@code k} of eight quants
+ *       {@code n_0 .. n_7} is {@code n_2k | n_(2k+1) << 6 | (bits 2k, 2k+1 of n_6) << 12 |
+ *       (bits 2k, 2k+1 of n_7) << 14}: six quants in six-bit fields, the last two spread over
+ *       the slots' two-bit tops.
  * </ul>
  * Rows past the last whole group are not repacked ({@link Q6_KKernel} computes them in place).
  *
- * <p><b>Arithmetic.</b> A nibble lane times the multipliers ({@link InterleavedQ4_K}, "Arithmetic")
- * gives its eight products' sum modulo 2^16 once its two 16-bit halves are added. Per sub-block
- * and row: the low nibbles' accumulator (two lines) holds {@code Σ lo·x}, in {@code [-30720, 30480]}
- * ({@code lo ≤ 15}, {@code |x| ≤ 127}); the highs' accumulator starts at {@code -2·Σx} (Q8_K's
- * {@code bsums}) and holds {@code Σ (hi - 2)·x}, in {@code [-4064, 4064]}: both exact as
- * sign-extended shorts (the sixteen {@code (q-32)·x} together would need 17 bits). Then
- * {@code Σ (q-32)·x = Σ lo·x + 16·Σ (hi-2)·x}, {@code sumi = Σ_j sc_j·Σ(q-32)·x} in int lanes
+ * <p><b>Arithmetic.</b> For a slot {@code w} let {@code L_v = w >>> s_v} (16-bit shifts,
+ * {@code s} = 0, 6, 12, 14). With {@code y_0 = x_2k}, {@code y_1 = x_(2k+1) - 64·x_2k},
+ * {@code y_2 = 4^k·x_6 - 64·x_(2k+1)} and {@code y_3 = 4^k·x_7 - 4^(k+1)·x_6},
+ * {@code Σ_v y_v·L_v ≡ x_2k·n_2k + x_(2k+1)·n_(2k+1) + 4^k·(x_6·c_6k + x_7·c_7k)} (mod 2^16,
+ * {@code c} the two-bit pieces), and the three slots give {@code Σ n·x} over eight elements.
+ * Each 16-bit accumulator starts at {@code -32·Σx - 256} of its eight columns (held with the
+ * multipliers: Q8_K's {@code bsums} are per sixteen), so it ends at {@code Σ(n - 32)·x - 256}
+ * in {@code [-32768, 32512]}, exact as a short ({@code |x| ≤ 128}, {@code n - 32} in
+ * {@code [-32, 31]}); both halves sign-extended and summed in 32 bits plus 512 give ggml's
+ * {@code Σ(q-32)·x} of the sub-block. Then {@code sumi = Σ_j sc_j·Σ(q-32)·x} in int lanes
  * (exact: below 2^27), and per super-block {@code out += (dx·d)·sumi} in floats: ggml's integers.
  *
- * <p>Per 128 weights at 256 bits (16 elements of one line of 8 rows): three line loads, two masks,
- * seven shifts, eight multiplies, eight adds (plus, shared by two lines, eight broadcasts), and
- * ~12 instructions at the sub-block's end.
+ * <p>Per 16 weights of a row: three line loads, nine shifts, twelve multiplies and adds, against
+ * three loads, two masks, sixteen multiplies and adds with the nibble split.
  */
 final class InterleavedQ6_K {
     private InterleavedQ6_K() {}
@@ -58,18 +61,21 @@ final class InterleavedQ6_K {
     static final int RECORD = ROWS * 212;
 
     private static final int SCALES = 0, D = 16 * ROWS, QUANTS = D + 4 * ROWS;
+    /** Slots per (sub-block, half of the group); the views' shifts. */
+    static final int SLOTS = 3, S1 = 6, S2 = 12, S3 = 14;
+    /** Multipliers per sub-block: four per slot, then the accumulators' start ({@link #multipliers}). */
+    static final int SUB_BLOCK_MULTIPLIERS = 4 * SLOTS + 1;
     /** Bytes of one sub-block's six lines. */
     private static final int SUB = 12 * ROWS;
-    private static final int HI_MASK = 0x33333333;
+
+    /** The activations' form this layout's kernel reads. */
+    static final KQuantMultipliers MULTIPLIERS = new KQuantMultipliers() {
+        @Override public int perToken(int cols) { return cols / 16 * SUB_BLOCK_MULTIPLIERS; }
+        @Override public void write(float[] q, int qOff, int cols, int[] y, int yOff) { multipliers(q, qOff, cols, y, yOff); }
+    };
 
     /** Groups per pass of a one-token call ({@link #groupQuad}): four, eight line streams of {@code L} rows. */
     static final int DECODE_GROUPS = 4;
-
-    /**
-     * Per thread, {@link #groupQuad}'s scratch: {@code [0, 8L)} a sub-block's eight low-nibble pair
-     * sums, {@code [8L, 16L)} its eight high-bit pair sums, {@code [16L, 24L)} the super-block's {@code sumi}.
-     */
-    private static final ThreadLocal<int[]> SCRATCH = ThreadLocal.withInitial(() -> new int[24 * 16]);
 
     /** Whether a {@code rows × cols} Q6_K matrix has a whole group to repack (vector kernels only). */
     static boolean canRepack(int rows, int cols) {
@@ -109,21 +115,19 @@ final class InterleavedQ6_K {
                     for (int j = 0; j < 16; j++) {
                         dst.set(ValueLayout.JAVA_BYTE, rec + SCALES + (long) ROWS * j + r, (byte) WeightData.s8(src, blk + Q6_K.SCALES + j));
                         long lines = rec + QUANTS + (long) SUB * j;
-                        int hi = 0;
-                        for (int s = 0; s < 2; s++) {
-                            int lo = 0;
-                            for (int k = 0; k < 8; k++) {
-                                int e = 16 * j + 8 * s + k;
-                                lo |= (q[e] & 0xF) << (4 * k);
-                                hi |= (q[e] >>> 4) << (4 * k + 2 * s);
-                            }
-                            dst.set(WeightData.INT, lines + (2L * s + h) * 2 * ROWS + 4L * i, lo);
+                        for (int k = 0; k < SLOTS; k++) {
+                            dst.set(WeightData.INT, lines + (2L * k + h) * 2 * ROWS + 4L * i, slot(q, 16 * j, k) | slot(q, 16 * j + 8, k) << 16);
                         }
-                        dst.set(WeightData.INT, lines + (4L + h) * 2 * ROWS + 4L * i, hi);
                     }
                 }
             }
         }
+    }
+
+    /** Slot {@code k} of the eight quants {@code q[e0 .. e0+8)} (see "Layout"). */
+    static int slot(int[] q, int e0, int k) {
+        int e = e0 + 2 * k;
+        return q[e] | q[e + 1] << 6 | ((q[e0 + 6] >>> 2 * k) & 3) << 12 | ((q[e0 + 7] >>> 2 * k) & 3) << 14;
     }
 
     /** The 256 six-bit quants (0..63) of the block at {@code blk}, in element order. */
@@ -142,92 +146,72 @@ final class InterleavedQ6_K {
     }
 
     /**
+     * The multipliers of one token's Q8_K quants {@code q[qOff .. qOff+cols)} (exact integer
+     * floats), {@link #SUB_BLOCK_MULTIPLIERS} ints per 16 columns: for sub-block {@code sb} and slot
+     * {@code k}, {@code y[yOff + 13sb + 4k + v]} holds {@code y_v} (see "Arithmetic") of the
+     * sub-block's first eight columns in its low and of its last eight in its high 16 bits, and
+     * {@code y[yOff + 13sb + 12]} the accumulators' start, {@code -32·Σx - 256} of each eight.
+     */
+    static void multipliers(float[] q, int qOff, int cols, int[] y, int yOff) {
+        for (int sb = 0; sb < cols / 16; sb++) {
+            int at = qOff + 16 * sb, o = yOff + SUB_BLOCK_MULTIPLIERS * sb;
+            for (int k = 0; k < SLOTS; k++) {
+                for (int v = 0; v < 4; v++) y[o + 4 * k + v] = (multiplier(q, at, k, v) & 0xFFFF) | multiplier(q, at + 8, k, v) << 16;
+            }
+            int sA = 0, sB = 0;
+            for (int e = 0; e < 8; e++) {
+                sA += (int) q[at + e];
+                sB += (int) q[at + 8 + e];
+            }
+            y[o + 4 * SLOTS] = ((-32 * sA - 256) & 0xFFFF) | (-32 * sB - 256) << 16;
+        }
+    }
+
+    private static int multiplier(float[] q, int e0, int k, int v) {
+        int e = e0 + 2 * k;
+        return switch (v) {
+            case 0 -> (int) q[e];
+            case 1 -> (int) q[e + 1] - 64 * (int) q[e];
+            case 2 -> ((int) q[e0 + 6] << 2 * k) - 64 * (int) q[e + 1];
+            default -> ((int) q[e0 + 7] << 2 * k) - ((int) q[e0 + 6] << 2 * k + 2);
+        };
+    }
+
+    /**
      * Groups {@code [g0, g1)} of the copy {@code m} for every token of {@code a} (Q8_K), with
-     * {@code y} the tokens' {@link InterleavedQ4_K#multipliers} ({@code cols / 2} ints per token,
-     * token {@code t} at {@code t · cols / 2}): {@code out[outOff + t·outStride + r]} for the groups' rows.
+     * {@code y} the tokens' {@link #multipliers} ({@link #MULTIPLIERS}{@code .perToken(cols)} ints
+     * per token): {@code out[outOff + t·outStride + r]} for the groups' rows.
      */
     static void compute(MemorySegment m, int nb, Activations a, int[] y, int g0, int g1, float[] out, int outOff, int outStride) {
         int g = g0;
+        int[] scratch = InterleavedQ4_K.SCRATCH.get(); // per thread: the pool's workers share the call's Activations
         if (a.nTokens == 1) {
-            int[] scratch = SCRATCH.get(); // per thread: the pool's workers share the call's Activations
             for (; g + DECODE_GROUPS <= g1; g += DECODE_GROUPS) groupQuad(m, record(g, nb, 0), nb, a, y, out, outOff + g * ROWS, scratch);
         }
         for (; g < g1; g++) {
             // the first token reads the group from memory, the others from cache
-            for (int t = 0; t < a.nTokens; t++) group(m, record(g, nb, 0), nb, a, y, t, out, outOff + t * outStride + g * ROWS);
+            for (int t = 0; t < a.nTokens; t++) group(m, record(g, nb, 0), nb, a, y, t, out, outOff + t * outStride + g * ROWS, scratch);
         }
     }
 
     /**
-     * One group for token {@code t}. The float sums go through {@code out} rather than vector
-     * variables carried around the super-block loop (see {@link InterleavedQ4_0}'s groupQuad:
-     * such a phi can make the JIT box every vector of the method).
+     * One group for token {@code t}, through the pass's scratch: {@code [0, 2L)} a sub-block's two
+     * accumulators, {@link InterleavedQ4_K#SUMI} the super-block's {@code sumi}. The float sums go
+     * through {@code out} rather than vector variables carried around the super-block loop (see
+     * {@link InterleavedQ4_0}'s groupQuad: such a phi can make the JIT box every vector of the method).
      */
-    private static void group(MemorySegment m, long base, int nb, Activations a, int[] y, int t, float[] out, int o) {
-        float[] d = a.d;
-        int[] bs = a.bsums;
-        int yt = t * a.cols / 2, dt = t * a.blocks, bt = t * (a.cols / 16);
-        int lineBytes = 4 * Simd.L;
-        // the byte loads of the scales: one BL load per half (two halves per load at 128 bits)
-        int bl = Simd.BL.length();
-        java.util.Arrays.fill(out, o, o + 2 * Simd.L, 0f);
+    private static void group(MemorySegment m, long base, int nb, Activations a, int[] y, int t, float[] out, int o, int[] scratch) {
+        int per = MULTIPLIERS.perToken(a.cols);
+        java.util.Arrays.fill(out, o, o + ROWS, 0f);
+        java.util.Arrays.fill(scratch, InterleavedQ4_K.SUMI * Simd.L, (InterleavedQ4_K.SUMI + 2) * Simd.L, 0);
         for (int b = 0; b < nb; b++) {
             long rec = base + (long) b * RECORD;
-            IntVector si0 = IntVector.zero(Simd.I), si1 = si0;
             for (int j = 0; j < 16; j++) {
-                long lines = rec + QUANTS + (long) SUB * j;
-                int c = yt + 128 * b + 8 * j;
-                IntVector w0 = IntVector.fromMemorySegment(Simd.I, m, lines + 4L * lineBytes, Simd.LE);
-                IntVector w1 = IntVector.fromMemorySegment(Simd.I, m, lines + 5L * lineBytes, Simd.LE);
-                // Σ(hi - 2)·x: the offset -2·Σx in the low half (the halves are added at the end)
-                ShortVector h0 = IntVector.broadcast(Simd.I, (-2 * bs[bt + 16 * b + j]) & 0xFFFF).reinterpretAsShorts(), h1 = h0;
-                ShortVector l0 = ShortVector.zero(Simd.S), l1 = l0;
-                for (int s = 0; s < 2; s++) {
-                    IntVector v0 = IntVector.fromMemorySegment(Simd.I, m, lines + 2L * s * lineBytes, Simd.LE);
-                    IntVector v1 = IntVector.fromMemorySegment(Simd.I, m, lines + (2L * s + 1) * lineBytes, Simd.LE);
-                    // the highs of elements 16j+8s .. 16j+8s+7 as a nibble lane (no vector phi: a shift by 2s)
-                    IntVector x0 = w0.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
-                    IntVector x1 = w1.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
-                    int cs = c + 4 * s;
-                    ShortVector y0 = IntVector.broadcast(Simd.I, y[cs]).reinterpretAsShorts();
-                    l0 = l0.add(v0.reinterpretAsShorts().mul(y0));
-                    l1 = l1.add(v1.reinterpretAsShorts().mul(y0));
-                    h0 = h0.add(x0.reinterpretAsShorts().mul(y0));
-                    h1 = h1.add(x1.reinterpretAsShorts().mul(y0));
-                    ShortVector y1 = IntVector.broadcast(Simd.I, y[cs + 1]).reinterpretAsShorts();
-                    l0 = l0.add(v0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    l1 = l1.add(v1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    h0 = h0.add(x0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    h1 = h1.add(x1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-                    ShortVector y2 = IntVector.broadcast(Simd.I, y[cs + 2]).reinterpretAsShorts();
-                    l0 = l0.add(v0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    l1 = l1.add(v1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    h0 = h0.add(x0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    h1 = h1.add(x1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-                    ShortVector y3 = IntVector.broadcast(Simd.I, y[cs + 3]).reinterpretAsShorts();
-                    l0 = l0.add(v0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                    l1 = l1.add(v1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                    h0 = h0.add(x0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                    h1 = h1.add(x1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-                }
-                // each accumulator's two halves added in the high half, sign-extended: Σlo·x + 16·Σ(hi-2)·x = Σ(q-32)·x
-                IntVector u0 = l0.reinterpretAsInts(), u1 = l1.reinterpretAsInts(), z0 = h0.reinterpretAsInts(), z1 = h1.reinterpretAsInts();
-                u0 = u0.add(u0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
-                u1 = u1.add(u1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
-                z0 = z0.add(z0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
-                z1 = z1.add(z1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
-                long sc = rec + SCALES + (long) ROWS * j;
-                IntVector sc0 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0);
-                IntVector sc1 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc + (Simd.BL_PARTS == 1 ? bl : 0), Simd.LE)
-                        .convertShape(VectorOperators.B2I, Simd.I, Simd.BL_PARTS == 1 ? 0 : 1);
-                si0 = u0.add(z0.lanewise(VectorOperators.LSHL, 4)).mul(sc0).add(si0);
-                si1 = u1.add(z1.lanewise(VectorOperators.LSHL, 4)).mul(sc1).add(si1);
+                int c = t * per + SUB_BLOCK_MULTIPLIERS * (16 * b + j);
+                SlotSums.group(m, rec + QUANTS + (long) SUB * j, y, c, y[c + 4 * SLOTS], SLOTS, S1, S2, S3, scratch);
+                finishSubBlock(m, rec, 0, j, 1, scratch);
             }
-            float dx = d[dt + b];
-            FloatVector dw0 = FloatVector.fromMemorySegment(Simd.F, m, rec + D, Simd.LE).mul(dx);
-            FloatVector dw1 = FloatVector.fromMemorySegment(Simd.F, m, rec + D + lineBytes, Simd.LE).mul(dx);
-            ((FloatVector) si0.convert(VectorOperators.I2F, 0)).fma(dw0, FloatVector.fromArray(Simd.F, out, o)).intoArray(out, o);
-            ((FloatVector) si1.convert(VectorOperators.I2F, 0)).fma(dw1, FloatVector.fromArray(Simd.F, out, o + Simd.L)).intoArray(out, o + Simd.L);
+            finishSuperBlock(m, rec, 0, a.d[t * a.blocks + b], 1, scratch, out, o);
         }
     }
 
@@ -236,141 +220,52 @@ final class InterleavedQ6_K {
      * one-token call, as {@link InterleavedQ4_K#groupQuad}: eight accumulators of {@code L} rows
      * (accumulator {@code k}: group {@code k/2}, half {@code k%2}), eight streams read at once
      * (one group per pass, {@link #group}: 7.9 GB/s from memory against 15.4 from cache, JMH
-     * 5632×2048, one thread, Zen 4 VM). Sixteen 16-bit accumulators (low nibbles and highs of four
-     * groups) would not fit the registers, so each sub-block takes the low nibbles' four lines per
-     * group first, then the highs' line. Exact integer sums and {@link #group}'s float steps: the
+     * 5632×2048, one thread, Zen 4 VM). Exact integer sums and {@link #group}'s float steps: the
      * bits of one-group calls.
      */
     private static void groupQuad(MemorySegment m, long base, int nb, Activations a, int[] y, float[] out, int o, int[] scratch) {
         float[] d = a.d;
-        int[] bs = a.bsums;
         long stride = (long) nb * RECORD; // from one group to the next
         java.util.Arrays.fill(out, o, o + DECODE_GROUPS * ROWS, 0f);
-        java.util.Arrays.fill(scratch, 16 * Simd.L, 24 * Simd.L, 0);
+        java.util.Arrays.fill(scratch, InterleavedQ4_K.SUMI * Simd.L, (InterleavedQ4_K.SUMI + 2 * DECODE_GROUPS) * Simd.L, 0);
         for (int b = 0; b < nb; b++) {
             long rec = base + (long) b * RECORD;
             for (int j = 0; j < 16; j++) {
-                long lines = rec + QUANTS + (long) SUB * j;
-                int c = 128 * b + 8 * j;
-                InterleavedQ4_K.lowNibbles(m, lines, stride, y, c, 0, 2, scratch); // Σ lo·x: lines 2s + h, s < 2
-                highBits(m, lines, stride, y, c, -2 * bs[16 * b + j], scratch);
-                finishSubBlock(m, rec, stride, j, scratch);
+                int c = SUB_BLOCK_MULTIPLIERS * (16 * b + j);
+                SlotSums.pass(m, rec + QUANTS + (long) SUB * j, stride, y, c, y[c + 4 * SLOTS], SLOTS, S1, S2, S3, scratch);
+                finishSubBlock(m, rec, stride, j, DECODE_GROUPS, scratch);
             }
-            finishSuperBlock(m, rec, stride, d[b], scratch, out, o);
+            finishSuperBlock(m, rec, stride, d[b], DECODE_GROUPS, scratch, out, o);
         }
     }
 
-    /**
-     * A sub-block's {@code Σ(hi - 2)·x} (lines {@code 4 + h}), starting from {@code offset} =
-     * {@code -2·Σx}, into {@code scratch[8L, 16L)}. A method of its own, as the low nibbles'
-     * ({@link InterleavedQ4_K#lowNibbles}): with both parts in {@code groupQuad} the method outgrew
-     * what C2 compiles with unboxed vectors (tiny1b Q4_K_M decode 9 t/s, 1.2 GB allocated per token,
-     * JFR in {@code groupQuad}'s lines).
-     */
-    private static void highBits(MemorySegment m, long lines, long stride, int[] y, int c, int offset, int[] scratch) {
-        long lb = 4L * Simd.L;
-        long k1 = lb, k2 = stride, k3 = stride + lb, k4 = 2 * stride, k5 = 2 * stride + lb, k6 = 3 * stride, k7 = 3 * stride + lb;
-        // the offset in the low half (the halves are added at the end)
-        long hl = lines + 4L * lb;
-        IntVector w0 = IntVector.fromMemorySegment(Simd.I, m, hl, Simd.LE);
-        IntVector w1 = IntVector.fromMemorySegment(Simd.I, m, hl + k1, Simd.LE);
-        IntVector w2 = IntVector.fromMemorySegment(Simd.I, m, hl + k2, Simd.LE);
-        IntVector w3 = IntVector.fromMemorySegment(Simd.I, m, hl + k3, Simd.LE);
-        IntVector w4 = IntVector.fromMemorySegment(Simd.I, m, hl + k4, Simd.LE);
-        IntVector w5 = IntVector.fromMemorySegment(Simd.I, m, hl + k5, Simd.LE);
-        IntVector w6 = IntVector.fromMemorySegment(Simd.I, m, hl + k6, Simd.LE);
-        IntVector w7 = IntVector.fromMemorySegment(Simd.I, m, hl + k7, Simd.LE);
-        ShortVector h0 = IntVector.broadcast(Simd.I, offset & 0xFFFF).reinterpretAsShorts(), h1 = h0, h2 = h0, h3 = h0, h4 = h0, h5 = h0, h6 = h0, h7 = h0;
-        for (int s = 0; s < 2; s++) {
-            // the highs of elements 16j+8s .. 16j+8s+7 as a nibble lane (no vector phi: a shift by 2s)
-            IntVector x0 = w0.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
-            IntVector x1 = w1.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
-            IntVector x2 = w2.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
-            IntVector x3 = w3.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
-            IntVector x4 = w4.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
-            IntVector x5 = w5.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
-            IntVector x6 = w6.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
-            IntVector x7 = w7.lanewise(VectorOperators.LSHR, 2 * s).and(HI_MASK);
-            int cs = c + 4 * s;
-            ShortVector y0 = IntVector.broadcast(Simd.I, y[cs]).reinterpretAsShorts();
-            h0 = h0.add(x0.reinterpretAsShorts().mul(y0));
-            h1 = h1.add(x1.reinterpretAsShorts().mul(y0));
-            h2 = h2.add(x2.reinterpretAsShorts().mul(y0));
-            h3 = h3.add(x3.reinterpretAsShorts().mul(y0));
-            h4 = h4.add(x4.reinterpretAsShorts().mul(y0));
-            h5 = h5.add(x5.reinterpretAsShorts().mul(y0));
-            h6 = h6.add(x6.reinterpretAsShorts().mul(y0));
-            h7 = h7.add(x7.reinterpretAsShorts().mul(y0));
-            ShortVector y1 = IntVector.broadcast(Simd.I, y[cs + 1]).reinterpretAsShorts();
-            h0 = h0.add(x0.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            h1 = h1.add(x1.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            h2 = h2.add(x2.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            h3 = h3.add(x3.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            h4 = h4.add(x4.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            h5 = h5.add(x5.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            h6 = h6.add(x6.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            h7 = h7.add(x7.lanewise(VectorOperators.LSHR, 4).reinterpretAsShorts().mul(y1));
-            ShortVector y2 = IntVector.broadcast(Simd.I, y[cs + 2]).reinterpretAsShorts();
-            h0 = h0.add(x0.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            h1 = h1.add(x1.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            h2 = h2.add(x2.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            h3 = h3.add(x3.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            h4 = h4.add(x4.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            h5 = h5.add(x5.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            h6 = h6.add(x6.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            h7 = h7.add(x7.lanewise(VectorOperators.LSHR, 8).reinterpretAsShorts().mul(y2));
-            ShortVector y3 = IntVector.broadcast(Simd.I, y[cs + 3]).reinterpretAsShorts();
-            h0 = h0.add(x0.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            h1 = h1.add(x1.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            h2 = h2.add(x2.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            h3 = h3.add(x3.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            h4 = h4.add(x4.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            h5 = h5.add(x5.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            h6 = h6.add(x6.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-            h7 = h7.add(x7.lanewise(VectorOperators.LSHR, 12).reinterpretAsShorts().mul(y3));
-        }
-        h0.reinterpretAsInts().intoArray(scratch, 8 * Simd.L);
-        h1.reinterpretAsInts().intoArray(scratch, 9 * Simd.L);
-        h2.reinterpretAsInts().intoArray(scratch, 10 * Simd.L);
-        h3.reinterpretAsInts().intoArray(scratch, 11 * Simd.L);
-        h4.reinterpretAsInts().intoArray(scratch, 12 * Simd.L);
-        h5.reinterpretAsInts().intoArray(scratch, 13 * Simd.L);
-        h6.reinterpretAsInts().intoArray(scratch, 14 * Simd.L);
-        h7.reinterpretAsInts().intoArray(scratch, 15 * Simd.L);
-    }
-
-    /** Sub-block {@code j}'s end for the pass's eight accumulators: {@code sumi += sc_j·(Σlo·x + 16·Σ(hi-2)·x)}, exact, as {@link #group}. */
-    private static void finishSubBlock(MemorySegment m, long rec, long stride, int j, int[] scratch) {
-        int bl = Simd.BL.length(), lanes = Simd.L;
-        for (int gi = 0; gi < DECODE_GROUPS; gi++) {
+    /** Sub-block {@code j}'s end for {@code groups} groups' accumulators: {@code sumi += sc_j·Σ(q-32)·x}, exact. */
+    private static void finishSubBlock(MemorySegment m, long rec, long stride, int j, int groups, int[] scratch) {
+        int bl = Simd.BL.length(), lanes = Simd.L, si = InterleavedQ4_K.SUMI * lanes;
+        for (int gi = 0; gi < groups; gi++) {
             long sc = rec + gi * stride + SCALES + (long) ROWS * j;
-            int k0 = 2 * gi * lanes, k1 = k0 + lanes, hi = 8 * lanes, si = 16 * lanes;
-            IntVector u0 = IntVector.fromArray(Simd.I, scratch, k0), u1 = IntVector.fromArray(Simd.I, scratch, k1);
-            IntVector z0 = IntVector.fromArray(Simd.I, scratch, hi + k0), z1 = IntVector.fromArray(Simd.I, scratch, hi + k1);
-            u0 = u0.add(u0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
-            u1 = u1.add(u1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
-            z0 = z0.add(z0.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
-            z1 = z1.add(z1.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
+            int k0 = 2 * gi * lanes, k1 = k0 + lanes;
+            IntVector u0 = SlotSums.halves(scratch, k0, 512), u1 = SlotSums.halves(scratch, k1, 512);
             IntVector sc0 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc, Simd.LE).convertShape(VectorOperators.B2I, Simd.I, 0);
             IntVector sc1 = (IntVector) ByteVector.fromMemorySegment(Simd.BL, m, sc + (Simd.BL_PARTS == 1 ? bl : 0), Simd.LE)
                     .convertShape(VectorOperators.B2I, Simd.I, Simd.BL_PARTS == 1 ? 0 : 1);
-            u0.add(z0.lanewise(VectorOperators.LSHL, 4)).mul(sc0).add(IntVector.fromArray(Simd.I, scratch, si + k0)).intoArray(scratch, si + k0);
-            u1.add(z1.lanewise(VectorOperators.LSHL, 4)).mul(sc1).add(IntVector.fromArray(Simd.I, scratch, si + k1)).intoArray(scratch, si + k1);
+            u0.mul(sc0).add(IntVector.fromArray(Simd.I, scratch, si + k0)).intoArray(scratch, si + k0);
+            u1.mul(sc1).add(IntVector.fromArray(Simd.I, scratch, si + k1)).intoArray(scratch, si + k1);
         }
     }
 
-    /** A super-block's end: {@code out += (dx·d)·sumi} per row, as {@link #group}; the sums reset. */
-    private static void finishSuperBlock(MemorySegment m, long rec, long stride, float dx, int[] scratch, float[] out, int o) {
-        int lanes = Simd.L, lineBytes = 4 * lanes;
-        for (int gi = 0; gi < DECODE_GROUPS; gi++) {
+    /** A super-block's end for {@code groups} groups: {@code out += (dx·d)·sumi} per row; the sums reset. */
+    private static void finishSuperBlock(MemorySegment m, long rec, long stride, float dx, int groups, int[] scratch, float[] out, int o) {
+        int lanes = Simd.L, lineBytes = 4 * lanes, si = InterleavedQ4_K.SUMI * lanes;
+        for (int gi = 0; gi < groups; gi++) {
             long r = rec + gi * stride;
             for (int h = 0; h < 2; h++) {
                 int k = (2 * gi + h) * lanes, at = o + gi * ROWS + h * lanes;
                 FloatVector dw = FloatVector.fromMemorySegment(Simd.F, m, r + D + (long) h * lineBytes, Simd.LE).mul(dx);
-                FloatVector si = (FloatVector) IntVector.fromArray(Simd.I, scratch, 16 * lanes + k).convert(VectorOperators.I2F, 0);
-                si.fma(dw, FloatVector.fromArray(Simd.F, out, at)).intoArray(out, at);
+                FloatVector sumi = (FloatVector) IntVector.fromArray(Simd.I, scratch, si + k).convert(VectorOperators.I2F, 0);
+                sumi.fma(dw, FloatVector.fromArray(Simd.F, out, at)).intoArray(out, at);
             }
         }
-        java.util.Arrays.fill(scratch, 16 * lanes, 24 * lanes, 0);
+        java.util.Arrays.fill(scratch, si, si + 2 * groups * lanes, 0);
     }
 }

@@ -111,8 +111,7 @@ public final class MatMul {
         Call call = CALL.get();
         call.set(kernel, x, xOffset, xStride, nTokens, w0.cols(), gemm, packed, packed && !gemm && w0.repacking().wantsQ4Multipliers(), grain, pool.threads(),
                 mode == KernelMode.VECTOR, scaleForF16);
-        call.activations.prepareQ4K(packed && !gemm && w0.repacking().wantsQ4KMultipliers());
-        call.activations.prepareQ5K(packed && !gemm && w0.repacking().wantsQ5KMultipliers());
+        call.activations.prepareKMultipliers(packed && !gemm ? w0.repacking().multipliers() : null);
         if (packed && w0.isTranscoded()) call.sumGroups(w0.affine(), x, xOffset, xStride, nTokens, w0.cols());
         call.add(w0, out0, outOffset, outStride);
         if (w1 != null) call.add(w1, out1, 0, w1.rows());

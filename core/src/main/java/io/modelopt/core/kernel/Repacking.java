@@ -40,11 +40,8 @@ interface Repacking {
     /** Whether the group kernel wants the Q4_0 multipliers with the activations ({@link Activations#q4Multipliers}). */
     default boolean wantsQ4Multipliers() { return false; }
 
-    /** Whether the group kernel wants the Q4_K multipliers with the activations ({@link Activations#q4kMultipliers}). */
-    default boolean wantsQ4KMultipliers() { return false; }
-
-    /** Whether the group kernel wants the Q5_K multipliers with the activations ({@link Activations#q5kMultipliers}). */
-    default boolean wantsQ5KMultipliers() { return false; }
+    /** The k-quant multipliers the group kernel wants with the activations ({@link Activations#kMultipliers}), or null. */
+    default KQuantMultipliers multipliers() { return null; }
 
     /**
      * Whether the prefill GEMM decodes its panels from the copy ({@link #decodeGroup}); if not, it

@@ -54,10 +54,10 @@ final class Repackings {
         @Override public boolean representable(WeightMatrix w, int r0, int r1) { return true; } // scales are kept as bytes and floats
         @Override public void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) { InterleavedQ4_K.pack(w, dst, g0, g1); }
         @Override public int decodeGroups() { return InterleavedQ4_K.DECODE_GROUPS; }
-        @Override public boolean wantsQ4KMultipliers() { return true; }
+        @Override public KQuantMultipliers multipliers() { return InterleavedQ4_K.MULTIPLIERS; }
         @Override public boolean gemmReadsCopy() { return false; }
         @Override public void compute(MemorySegment packed, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
-            InterleavedQ4_K.compute(packed, nb / 8, a, a.q4kMultipliers, g0, g1, out, outOff, outStride);
+            InterleavedQ4_K.compute(packed, nb / 8, a, a.kMultipliers, g0, g1, out, outOff, outStride);
         }
     };
 
@@ -72,8 +72,8 @@ final class Repackings {
     };
 
     /**
-     * Q6_K rows interleaved {@link InterleavedQ6_K#ROWS} to a group (one row per 32-bit lane, low nibbles and
-     * two-bit highs multiplied as nibbles with the Q4_K multipliers); the prefill GEMM still decodes the file's blocks.
+     * Q6_K rows interleaved {@link InterleavedQ6_K#ROWS} to a group (one row per 32-bit lane, each quant's six
+     * bits in one field, with the Q6_K multipliers); the prefill GEMM still decodes the file's blocks.
      */
     static final Repacking Q6_K_INTERLEAVED = new Repacking() {
         @Override public int groupRows() { return InterleavedQ6_K.ROWS; }
@@ -83,10 +83,10 @@ final class Repackings {
         @Override public boolean representable(WeightMatrix w, int r0, int r1) { return true; } // scales kept as bytes, d as floats
         @Override public void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) { InterleavedQ6_K.pack(w, dst, g0, g1); }
         @Override public int decodeGroups() { return InterleavedQ6_K.DECODE_GROUPS; }
-        @Override public boolean wantsQ4KMultipliers() { return true; }
+        @Override public KQuantMultipliers multipliers() { return InterleavedQ6_K.MULTIPLIERS; }
         @Override public boolean gemmReadsCopy() { return false; }
         @Override public void compute(MemorySegment packed, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
-            InterleavedQ6_K.compute(packed, nb / 8, a, a.q4kMultipliers, g0, g1, out, outOff, outStride);
+            InterleavedQ6_K.compute(packed, nb / 8, a, a.kMultipliers, g0, g1, out, outOff, outStride);
         }
     };
 
@@ -102,10 +102,10 @@ final class Repackings {
         @Override public boolean representable(WeightMatrix w, int r0, int r1) { return true; } // scales are kept as bytes and floats
         @Override public void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) { InterleavedQ5_K.pack(w, dst, g0, g1); }
         @Override public int decodeGroups() { return InterleavedQ5_K.DECODE_GROUPS; }
-        @Override public boolean wantsQ5KMultipliers() { return true; }
+        @Override public KQuantMultipliers multipliers() { return InterleavedQ5_K.MULTIPLIERS; }
         @Override public boolean gemmReadsCopy() { return false; }
         @Override public void compute(MemorySegment packed, int nb, Activations a, int g0, int g1, float[] out, int outOff, int outStride, float[] scales) {
-            InterleavedQ5_K.compute(packed, nb / 8, a, a.q5kMultipliers, g0, g1, out, outOff, outStride);
+            InterleavedQ5_K.compute(packed, nb / 8, a, a.kMultipliers, g0, g1, out, outOff, outStride);
         }
     };
 }

@@ -54,7 +54,7 @@ class InterleavedQ5_KTest {
 
     /** The Q5_K multipliers of {@code a}'s tokens. */
     static int[] multipliers(Activations a, int cols, int nTokens) {
-        int per = Activations.q5kMultipliersPerToken(cols);
+        int per = InterleavedQ5_K.MULTIPLIERS.perToken(cols);
         int[] y = new int[nTokens * per];
         for (int t = 0; t < nTokens; t++) InterleavedQ5_K.multipliers(a.q, t * cols, cols, y, t * per);
         return y;

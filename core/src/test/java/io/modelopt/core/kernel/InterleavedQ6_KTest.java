@@ -52,6 +52,14 @@ class InterleavedQ6_KTest {
         if (arena != null) arena.close();
     }
 
+    /** The Q6_K multipliers of {@code a}'s tokens. */
+    static int[] multipliers(Activations a, int cols, int nTokens) {
+        int per = InterleavedQ6_K.MULTIPLIERS.perToken(cols);
+        int[] y = new int[per * nTokens];
+        for (int t = 0; t < nTokens; t++) InterleavedQ6_K.multipliers(a.q, t * cols, cols, y, t * per);
+        return y;
+    }
+
     /** The repacked kernel's outputs for the whole groups of {@code w} (rows past them are left 0). */
     float[] compute(WeightMatrix w, float[] x, int nTokens) {
         int rows = w.rows(), cols = w.cols(), nb = cols / 256;
@@ -62,8 +70,7 @@ class InterleavedQ6_KTest {
         Activations a = new Activations();
         a.prepare(Activations.Kind.Q8_K, x, 0, cols, nTokens, cols, false);
         a.quantize(0, nTokens);
-        int[] y = new int[nTokens * cols / 2];
-        for (int t = 0; t < nTokens; t++) InterleavedQ4_K.multipliers(a.q, t * cols, cols, y, t * cols / 2);
+        int[] y = multipliers(a, cols, nTokens);
         float[] out = new float[nTokens * rows];
         // two calls over split group ranges, as the pool's pieces are
         int split = groups / 2;
@@ -135,6 +142,7 @@ class InterleavedQ6_KTest {
         KQuantPasses.assertPassGivesTheBitsOfOneGroupCalls(arena, GgmlType.Q6_K, new KQuantPasses.Layout() {
             @Override public int groupRows() { return InterleavedQ6_K.ROWS; }
             @Override public long packedBytes(int rows, int cols) { return InterleavedQ6_K.packedBytes(rows, cols); }
+            @Override public int[] multipliers(Activations a, int cols) { return InterleavedQ6_KTest.multipliers(a, cols, 1); }
             @Override public void pack(WeightMatrix w, MemorySegment dst, int g0, int g1) { InterleavedQ6_K.pack(w, dst, g0, g1); }
             @Override public void compute(MemorySegment m, int nb, Activations a, int[] y, int g0, int g1, float[] out, int outOff, int outStride) {
                 InterleavedQ6_K.compute(m, nb, a, y, g0, g1, out, outOff, outStride);
@@ -190,8 +198,7 @@ class InterleavedQ6_KTest {
             Activations a = new Activations();
             a.prepare(Activations.Kind.Q8_K, x, 0, cols, nTokens, cols, false);
             a.quantize(0, nTokens);
-            int[] y = new int[nTokens * cols / 2];
-            for (int t = 0; t < nTokens; t++) InterleavedQ4_K.multipliers(a.q, t * cols, cols, y, t * cols / 2);
+            int[] y = multipliers(a, cols, nTokens);
             long allocated = Long.MAX_VALUE;
             long deadline = System.nanoTime() + 30_000_000_000L;
             while (allocated >= 1024 && System.nanoTime() < deadline) {
